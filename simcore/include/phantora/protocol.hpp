@@ -1,0 +1,235 @@
+// The wire protocol between the shim (intercept/) and the daemon (simcore/).
+//
+// This is the one header both sides include; it depends on nothing but the standard library
+// and phantora/units.hpp. Everything is fixed-size, little-endian POD (both ends run on the
+// same machine architecture; the magic and version reject anything else).
+//
+// A connection carries frames. A frame is a FrameHeader followed by `length` payload bytes.
+//   client -> daemon: kHello once, then kBatch frames (a run of records), finally kBye.
+//   daemon -> client: kWelcome once, then kReply frames, one per record that asked for one.
+// Records inside a batch are RecordHeader + body; the body struct is chosen by RecordType.
+// Asynchronous work (launches, copies, event records) never waits for the daemon; only
+// records with a non-zero `request` id get a reply, which carries the simulated time at which
+// the awaited work completes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+namespace phantora::wire {
+
+inline constexpr uint32_t kMagic = 0x50484e54;  // "PHNT"
+inline constexpr uint16_t kVersion = 1;
+inline constexpr size_t kTokenBytes = 32;
+inline constexpr size_t kMaxFrameBytes = 1u << 20;
+inline constexpr int kMaxDevicesPerHost = 64;
+
+enum class FrameType : uint16_t { kHello = 1, kWelcome = 2, kBatch = 3, kReply = 4, kBye = 5 };
+
+struct FrameHeader {
+  uint32_t magic = kMagic;
+  uint16_t version = kVersion;
+  FrameType type{};
+  uint32_t length = 0;  // payload bytes after this header
+};
+
+enum class CpuTimeMode : uint8_t { kMeasured = 0, kModel = 1, kZero = 2 };
+
+struct Hello {
+  char token[kTokenBytes]{};
+  int32_t host = 0;        // PHANTORA_HOST
+  int32_t pid = 0;
+  int32_t global_rank = -1;  // RANK from the environment where a launcher set it, else -1
+  int32_t local_rank = -1;   // LOCAL_RANK likewise
+};
+
+// Figures of one simulated GPU model, sent to every client at connection so that the shim can
+// answer cudaGetDeviceProperties / cudaDeviceGetAttribute without reading any file itself.
+// Filled by the daemon from the GPU preset table (kernels-db/data/gpus.toml).
+struct DeviceSpec {
+  char name[96]{};               // e.g. "NVIDIA H100 80GB HBM3", as the real part reports it
+  uint64_t total_global_mem = 0;  // bytes
+  int32_t cc_major = 0, cc_minor = 0;
+  int32_t multiprocessor_count = 0;
+  int32_t max_threads_per_block = 0;
+  int32_t max_threads_per_multiprocessor = 0;
+  int32_t max_blocks_per_multiprocessor = 0;
+  int32_t regs_per_block = 0, regs_per_multiprocessor = 0;
+  uint64_t shared_mem_per_block = 0;
+  uint64_t shared_mem_per_block_optin = 0;
+  uint64_t shared_mem_per_multiprocessor = 0;
+  uint64_t reserved_shared_mem_per_block = 0;
+  int32_t l2_cache_bytes = 0;
+  int32_t persisting_l2_cache_max_bytes = 0;
+  int32_t memory_bus_width_bits = 0;
+  int32_t memory_clock_khz = 0;
+  int32_t clock_khz = 0;
+  int32_t async_engine_count = 0;
+  int32_t pci_device_id = 0;      // PCI device id of the part, e.g. 0x2330 for H100 SXM5
+  int32_t pci_subsystem_id = 0;
+  int32_t cooperative_launch = 1;
+  int32_t cluster_launch = 0;     // thread block clusters (sm_90+)
+};
+static_assert(std::is_trivially_copyable_v<DeviceSpec>);
+
+struct Welcome {
+  uint32_t client_id = 0;
+  int32_t hosts = 0;
+  int32_t gpus_per_host = 0;
+  CpuTimeMode cpu_time = CpuTimeMode::kMeasured;
+  uint8_t pad[3]{};
+  int64_t per_call_cost_ps = 0;  // host time charged per intercepted call in model mode
+  int64_t launch_latency_ps = 0;  // host-to-GPU launch latency added to every async op
+  DeviceSpec device{};
+};
+static_assert(std::is_trivially_copyable_v<Welcome>);
+
+enum class RecordType : uint16_t {
+  kDefineKernel = 1,   // body DefineKernel + name bytes
+  kStreamCreate = 2,   // StreamCreate
+  kStreamDestroy = 3,  // StreamRef
+  kLaunch = 4,         // Launch
+  kCopy = 5,           // Copy
+  kMemset = 6,         // Memset
+  kEventRecord = 7,    // EventOp
+  kStreamWaitEvent = 8,  // EventOp
+  kAlloc = 9,          // MemOp
+  kFree = 10,          // MemOp
+  kStreamSync = 11,    // StreamRef (request)
+  kEventSync = 12,     // EventOp (request): reply = time the event completes
+  kDeviceSync = 13,    // DeviceRef (request)
+  kHostClock = 14,     // HostClock: the thread's clock moved (bounds what it can still submit)
+  kDefineGraph = 15,   // DefineGraph + nodes
+  kGraphLaunch = 16,   // GraphLaunch
+  kHostFunc = 17,      // StreamRef: a host callback enqueued on a stream (zero GPU time)
+};
+
+struct RecordHeader {
+  RecordType type{};
+  uint16_t pad = 0;
+  uint32_t size = 0;      // body bytes after this header
+  uint64_t request = 0;   // non-zero: the client waits for a Reply with this id
+  int64_t host_time_ps = 0;  // the submitting thread's host clock at the call
+};
+
+// Stream ids are chosen by the shim and unique within a client. Each device's legacy default
+// stream has id kLegacyStreamBase + device.
+inline constexpr uint64_t kLegacyStreamBase = 1;
+inline constexpr uint64_t kFirstUserStream = 1u << 16;
+
+enum StreamFlags : uint32_t {
+  kStreamBlocking = 0,      // synchronises with the legacy default stream
+  kStreamNonBlocking = 1,   // cudaStreamNonBlocking
+};
+
+struct StreamCreate {
+  uint64_t stream = 0;
+  int32_t device = 0;
+  uint32_t flags = 0;
+  int32_t priority = 0;
+  uint32_t pad = 0;
+};
+
+struct StreamRef {
+  uint64_t stream = 0;
+  int32_t device = 0;
+  uint32_t pad = 0;
+};
+
+struct DeviceRef {
+  int32_t device = 0;
+  uint32_t pad = 0;
+};
+
+struct DefineKernel {
+  uint32_t kernel = 0;  // id chosen by the shim; the mangled name follows the struct
+  uint32_t name_bytes = 0;
+};
+
+struct Launch {
+  uint64_t stream = 0;
+  int32_t device = 0;
+  uint32_t kernel = 0;
+  uint32_t grid[3]{};
+  uint32_t block[3]{};
+  uint64_t shared_mem = 0;
+};
+
+enum class CopyKind : uint8_t { kHostToDevice = 1, kDeviceToHost = 2, kDeviceToDevice = 3, kHostToHost = 4, kPeer = 5 };
+
+struct Copy {
+  uint64_t stream = 0;
+  int32_t device = 0;
+  CopyKind kind{};
+  uint8_t pinned = 0;   // host side is page-locked
+  uint16_t pad = 0;
+  uint64_t bytes = 0;
+};
+
+struct Memset {
+  uint64_t stream = 0;
+  int32_t device = 0;
+  uint32_t pad = 0;
+  uint64_t bytes = 0;
+};
+
+struct EventOp {
+  uint64_t event = 0;
+  uint64_t stream = 0;
+  int32_t device = 0;
+  uint32_t pad = 0;
+};
+
+struct MemOp {
+  uint64_t address = 0;
+  uint64_t bytes = 0;
+  int32_t device = 0;
+  uint32_t pad = 0;
+};
+
+struct HostClock {
+  uint64_t thread = 0;
+};
+
+// A captured CUDA graph: nodes are launches, copies or memsets; each names the nodes it
+// depends on by index (earlier nodes only). Its cost on replay is the longest path.
+struct DefineGraph {
+  uint64_t graph = 0;
+  uint32_t node_count = 0;
+  uint32_t pad = 0;
+};
+
+enum class GraphNodeKind : uint8_t { kKernel = 1, kCopy = 2, kMemset = 3, kEmpty = 4 };
+
+inline constexpr int kMaxGraphNodeDeps = 8;
+
+struct GraphNode {
+  GraphNodeKind kind{};
+  CopyKind copy_kind{};
+  uint8_t dep_count = 0;
+  uint8_t pad = 0;
+  uint32_t kernel = 0;
+  uint32_t grid[3]{};
+  uint32_t block[3]{};
+  uint64_t bytes = 0;
+  uint32_t deps[kMaxGraphNodeDeps]{};
+};
+
+struct GraphLaunch {
+  uint64_t graph = 0;
+  uint64_t stream = 0;
+  int32_t device = 0;
+  uint32_t pad = 0;
+};
+
+enum class ReplyStatus : uint32_t { kOk = 0, kError = 1 };
+
+struct Reply {
+  uint64_t request = 0;
+  int64_t time_ps = 0;  // simulated completion time of what the request waited for
+  ReplyStatus status = ReplyStatus::kOk;
+  uint32_t pad = 0;
+};
+
+}  // namespace phantora::wire
