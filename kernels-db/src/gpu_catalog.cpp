@@ -1,0 +1,217 @@
+#include "phantora/kernels/gpu_catalog.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "builtin_data.hpp"
+#include "phantora/kernels/data_error.hpp"
+#include "toml_reader.hpp"
+
+namespace phantora::kernels {
+namespace {
+
+// The [gpu.<key>.device] table maps one to one onto wire::DeviceSpec; the field lists are data
+// so that the parser, the printer and the file stay in step.
+struct Int32Field {
+  const char* key;
+  int32_t wire::DeviceSpec::*member;
+  int64_t min;  // smallest sensible value
+};
+struct Uint64Field {
+  const char* key;
+  uint64_t wire::DeviceSpec::*member;
+  uint64_t min;
+};
+
+constexpr Uint64Field kUint64Fields[] = {
+    {"total_global_mem", &wire::DeviceSpec::total_global_mem, 1},
+    {"shared_mem_per_block", &wire::DeviceSpec::shared_mem_per_block, 1},
+    {"shared_mem_per_block_optin", &wire::DeviceSpec::shared_mem_per_block_optin, 1},
+    {"shared_mem_per_multiprocessor", &wire::DeviceSpec::shared_mem_per_multiprocessor, 1},
+    {"reserved_shared_mem_per_block", &wire::DeviceSpec::reserved_shared_mem_per_block, 0},
+};
+
+constexpr Int32Field kInt32Fields[] = {
+    {"cc_major", &wire::DeviceSpec::cc_major, 1},
+    {"cc_minor", &wire::DeviceSpec::cc_minor, 0},
+    {"multiprocessor_count", &wire::DeviceSpec::multiprocessor_count, 1},
+    {"max_threads_per_block", &wire::DeviceSpec::max_threads_per_block, 1},
+    {"max_threads_per_multiprocessor", &wire::DeviceSpec::max_threads_per_multiprocessor, 1},
+    {"max_blocks_per_multiprocessor", &wire::DeviceSpec::max_blocks_per_multiprocessor, 1},
+    {"regs_per_block", &wire::DeviceSpec::regs_per_block, 1},
+    {"regs_per_multiprocessor", &wire::DeviceSpec::regs_per_multiprocessor, 1},
+    {"l2_cache_bytes", &wire::DeviceSpec::l2_cache_bytes, 1},
+    {"persisting_l2_cache_max_bytes", &wire::DeviceSpec::persisting_l2_cache_max_bytes, 0},
+    {"memory_bus_width_bits", &wire::DeviceSpec::memory_bus_width_bits, 1},
+    {"memory_clock_khz", &wire::DeviceSpec::memory_clock_khz, 1},
+    {"clock_khz", &wire::DeviceSpec::clock_khz, 1},
+    {"async_engine_count", &wire::DeviceSpec::async_engine_count, 0},
+    {"pci_device_id", &wire::DeviceSpec::pci_device_id, 0},
+    {"pci_subsystem_id", &wire::DeviceSpec::pci_subsystem_id, 0},
+    {"cooperative_launch", &wire::DeviceSpec::cooperative_launch, 0},
+    {"cluster_launch", &wire::DeviceSpec::cluster_launch, 0},
+};
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+wire::DeviceSpec read_device(detail::TableReader t) {
+  wire::DeviceSpec spec;
+  const std::string name = t.string("name");
+  if (name.empty() || name.size() >= sizeof(spec.name)) {
+    t.fail("name", fmt::format("must be 1 to {} characters", sizeof(spec.name) - 1));
+  }
+  std::memcpy(spec.name, name.data(), name.size());
+  for (const Uint64Field& f : kUint64Fields) {
+    const int64_t v = t.integer(f.key);
+    if (v < 0 || static_cast<uint64_t>(v) < f.min) {
+      t.fail(f.key, fmt::format("must be at least {}", f.min));
+    }
+    spec.*f.member = static_cast<uint64_t>(v);
+  }
+  for (const Int32Field& f : kInt32Fields) {
+    const int64_t v = t.integer(f.key);
+    if (v < f.min || v > std::numeric_limits<int32_t>::max()) {
+      t.fail(f.key,
+             fmt::format("must be between {} and {}", f.min, std::numeric_limits<int32_t>::max()));
+    }
+    spec.*f.member = static_cast<int32_t>(v);
+  }
+  t.reject_unknown();
+  return spec;
+}
+
+double read_positive(detail::TableReader& t, std::string_view key, bool zero_ok = false) {
+  const double v = t.number(key);
+  if (!(v > 0 || (zero_ok && v == 0))) {
+    t.fail(key, zero_ok ? "must be zero or positive" : "must be positive");
+  }
+  return v;
+}
+
+GpuPerf read_perf(detail::TableReader t) {
+  GpuPerf p;
+  p.bf16_tflops = read_positive(t, "bf16_tflops");
+  p.fp16_tflops = read_positive(t, "fp16_tflops");
+  p.fp8_tflops = read_positive(t, "fp8_tflops", /*zero_ok=*/true);
+  p.tf32_tflops = read_positive(t, "tf32_tflops");
+  p.fp32_tflops = read_positive(t, "fp32_tflops");
+  p.hbm = Bandwidth::gbytes_per_s(read_positive(t, "hbm_gbytes_per_s"));
+  p.pcie = Bandwidth::gbytes_per_s(read_positive(t, "pcie_gbytes_per_s"));
+  p.nvlink = Bandwidth::gbytes_per_s(read_positive(t, "nvlink_gbytes_per_s", true));
+  const int64_t links = t.integer("nvlink_links");
+  if (links < 0 || links > 64) t.fail("nvlink_links", "must be between 0 and 64");
+  p.nvlink_links = static_cast<int>(links);
+  t.reject_unknown();
+  return p;
+}
+
+std::string known_names(const std::vector<GpuPreset>& presets) {
+  std::string out;
+  for (const GpuPreset& p : presets) {
+    if (!out.empty()) out += ", ";
+    out += p.key;
+    if (!p.aliases.empty()) out += fmt::format(" ({})", fmt::join(p.aliases, ", "));
+  }
+  return out;
+}
+
+}  // namespace
+
+GpuCatalog GpuCatalog::from_string(std::string_view toml_text, std::string_view source) {
+  const toml::table doc = detail::parse_toml(toml_text, source);
+  detail::TableReader root(doc, source, "");
+  detail::TableReader gpus = root.table("gpu");
+  root.reject_unknown();
+
+  GpuCatalog catalog;
+  std::vector<std::string> taken;  // every key and alias, lower case
+  for (const std::string& key : gpus.keys()) {
+    detail::TableReader t = gpus.table(key);
+    GpuPreset p;
+    p.key = lower(key);
+    for (const std::string& alias : t.string_array("aliases")) p.aliases.push_back(lower(alias));
+    p.description = t.string("description");
+    p.device = read_device(t.table("device"));
+    p.perf = read_perf(t.table("perf"));
+    t.reject_unknown();
+    std::vector<std::string> spellings = p.aliases;
+    spellings.push_back(p.key);
+    for (const std::string& s : spellings) {
+      if (std::find(taken.begin(), taken.end(), s) != taken.end()) {
+        gpus.fail(key, fmt::format("name or alias '{}' is used by another preset", s));
+      }
+      taken.push_back(s);
+    }
+    catalog.presets_.push_back(std::move(p));
+  }
+  if (catalog.presets_.empty()) gpus.fail("", "no presets");
+  return catalog;
+}
+
+GpuCatalog GpuCatalog::from_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw DataError(fmt::format("{}: cannot open GPU preset file", path.string()));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return from_string(text.str(), path.string());
+}
+
+const GpuCatalog& GpuCatalog::builtin() {
+  static const GpuCatalog catalog = from_string(builtin::kGpusToml, "kernels-db/data/gpus.toml");
+  return catalog;
+}
+
+const GpuPreset* GpuCatalog::try_find(std::string_view name) const {
+  const std::string wanted = lower(name);
+  for (const GpuPreset& p : presets_) {
+    if (p.key == wanted) return &p;
+    if (std::find(p.aliases.begin(), p.aliases.end(), wanted) != p.aliases.end()) return &p;
+  }
+  return nullptr;
+}
+
+const GpuPreset& GpuCatalog::find(std::string_view name) const {
+  if (const GpuPreset* p = try_find(name)) return *p;
+  throw DataError(fmt::format("unknown GPU '{}'; known GPUs: {}", name, known_names(presets_)));
+}
+
+std::vector<std::string> GpuCatalog::names() const {
+  std::vector<std::string> out;
+  for (const GpuPreset& p : presets_) out.push_back(p.key);
+  return out;
+}
+
+wire::DeviceSpec to_device_spec(const GpuPreset& preset) {
+  return preset.device;
+}
+
+std::string format_preset(const GpuPreset& p) {
+  std::string out = fmt::format("{} — {} (\"{}\")\n", p.key, p.description, p.device_name());
+  for (const Uint64Field& f : kUint64Fields) {
+    out += fmt::format("  {:<32} {}\n", f.key, p.device.*f.member);
+  }
+  for (const Int32Field& f : kInt32Fields) {
+    out += fmt::format("  {:<32} {}\n", f.key, p.device.*f.member);
+  }
+  out += fmt::format("  {:<32} {} / {} / {} / {} / {}\n", "TFLOPS bf16/fp16/fp8/tf32/fp32",
+                     p.perf.bf16_tflops, p.perf.fp16_tflops, p.perf.fp8_tflops, p.perf.tf32_tflops,
+                     p.perf.fp32_tflops);
+  out += fmt::format("  {:<32} {} / {} / {} ({} links)\n", "GB/s HBM/PCIe/NVLink",
+                     p.perf.hbm.as_gbytes_per_s(), p.perf.pcie.as_gbytes_per_s(),
+                     p.perf.nvlink.as_gbytes_per_s(), p.perf.nvlink_links);
+  return out;
+}
+
+}  // namespace phantora::kernels

@@ -1,0 +1,203 @@
+#include "phantora/kernels/gpu_catalog.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "phantora/kernels/data_error.hpp"
+
+namespace phantora::kernels {
+namespace {
+
+std::string error_of(auto&& fn) {
+  try {
+    fn();
+  } catch (const DataError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(GpuCatalog, BuiltinHasTheFourPresets) {
+  const auto names = GpuCatalog::builtin().names();
+  EXPECT_EQ(names, (std::vector<std::string>{"a100-80gb", "h100", "h200", "b200"}));
+}
+
+// Figures from shared/reference/hardware-and-nccl.md and public deviceQuery output.
+TEST(GpuCatalog, H100MatchesTheReferenceFigures) {
+  const GpuPreset& h100 = GpuCatalog::builtin().find("h100");
+  EXPECT_EQ(h100.device_name(), "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(h100.device.multiprocessor_count, 132);
+  EXPECT_EQ(h100.device.cc_major, 9);
+  EXPECT_EQ(h100.device.cc_minor, 0);
+  // "80 GB" is marketing: deviceQuery prints "81079 MBytes (85017755648 bytes)".
+  EXPECT_EQ(h100.device.total_global_mem, 85017755648ull);
+  EXPECT_EQ(h100.device.total_global_mem >> 20, 81079u);
+  EXPECT_EQ(h100.device.shared_mem_per_block_optin, 227u * 1024);
+  EXPECT_EQ(h100.device.l2_cache_bytes, 50 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(h100.perf.hbm.as_gbytes_per_s(), 3350.0);
+  EXPECT_NEAR(h100.perf.bf16_tflops, 989, 1);
+  EXPECT_NEAR(h100.perf.fp8_tflops, 1979, 1);
+}
+
+TEST(GpuCatalog, OtherPartsMatchTheReferenceFigures) {
+  const GpuCatalog& c = GpuCatalog::builtin();
+  const GpuPreset& a100 = c.find("a100-80gb");
+  EXPECT_EQ(a100.device.multiprocessor_count, 108);
+  EXPECT_EQ(a100.device.cc_major * 10 + a100.device.cc_minor, 80);
+  EXPECT_EQ(a100.device.shared_mem_per_block_optin, 163u * 1024);
+  EXPECT_EQ(a100.device.cluster_launch, 0);
+  EXPECT_EQ(a100.perf.fp8_tflops, 0.0);
+  EXPECT_NEAR(a100.perf.bf16_tflops, 312, 1);
+
+  const GpuPreset& h200 = c.find("h200");
+  EXPECT_EQ(h200.device.multiprocessor_count, 132);
+  EXPECT_EQ(h200.device.cc_major * 10 + h200.device.cc_minor, 90);
+  EXPECT_DOUBLE_EQ(h200.perf.hbm.as_gbytes_per_s(), 4800.0);
+  // 141 GB HBM3e; torch prints total_memory=143156MB (MiB), a little under 140 GiB.
+  EXPECT_EQ(h200.device.total_global_mem >> 20, 143156u);
+
+  const GpuPreset& b200 = c.find("b200");
+  EXPECT_EQ(b200.device.multiprocessor_count, 148);
+  EXPECT_EQ(b200.device.cc_major * 10 + b200.device.cc_minor, 100);
+  // torch prints total_memory=182642MB; a public device query "178.35 GB" (GiB).
+  EXPECT_EQ(b200.device.total_global_mem >> 20, 182642u);
+}
+
+TEST(GpuCatalog, EveryPresetIsInternallyConsistent) {
+  for (const GpuPreset& p : GpuCatalog::builtin().presets()) {
+    SCOPED_TRACE(p.key);
+    const wire::DeviceSpec& d = p.device;
+    // Opt-in per block = per SM minus the driver's reserved part (programming guide).
+    EXPECT_EQ(d.shared_mem_per_block_optin + d.reserved_shared_mem_per_block,
+              d.shared_mem_per_multiprocessor);
+    EXPECT_LE(d.shared_mem_per_block, d.shared_mem_per_block_optin);
+    EXPECT_LE(d.persisting_l2_cache_max_bytes, d.l2_cache_bytes);
+    // Peak HBM bandwidth = memory clock × 2 (DDR) × bus width: within 5 % of the datasheet.
+    const double hbm = d.memory_clock_khz * 1e3 * 2 * d.memory_bus_width_bits / 8 / 1e9;
+    EXPECT_NEAR(hbm / p.perf.hbm.as_gbytes_per_s(), 1.0, 0.05);
+  }
+}
+
+TEST(GpuCatalog, AliasesResolveCaseInsensitively) {
+  const GpuCatalog& c = GpuCatalog::builtin();
+  for (const char* name : {"h100", "H100", "H100-SXM", "h100-sxm5", "H100-SXM5-80GB"}) {
+    EXPECT_EQ(c.find(name).key, "h100") << name;
+  }
+  EXPECT_EQ(c.find("A100").key, "a100-80gb");
+  EXPECT_EQ(c.try_find("h300"), nullptr);
+}
+
+TEST(GpuCatalog, UnknownGpuListsTheKnownOnes) {
+  const std::string msg = error_of([] { GpuCatalog::builtin().find("v100"); });
+  EXPECT_NE(msg.find("unknown GPU 'v100'"), std::string::npos) << msg;
+  for (const char* name : {"a100-80gb", "h100", "h200", "b200"}) {
+    EXPECT_NE(msg.find(name), std::string::npos) << msg;
+  }
+}
+
+TEST(GpuCatalog, ToDeviceSpecCarriesEveryField) {
+  const GpuPreset& h100 = GpuCatalog::builtin().find("h100");
+  const wire::DeviceSpec spec = to_device_spec(h100);
+  EXPECT_STREQ(spec.name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(spec.pci_device_id, 0x2330);
+  EXPECT_EQ(spec.clock_khz, 1980000);
+  EXPECT_EQ(spec.memory_clock_khz, 2619000);
+  EXPECT_EQ(spec.cluster_launch, 1);
+}
+
+// A valid one-preset file, edited by the error tests below.
+std::string minimal_file() {
+  std::string body = R"([gpu.test]
+aliases = ["t"]
+description = "test"
+[gpu.test.device]
+name = "Test GPU"
+)";
+  for (const char* key : {"total_global_mem",
+                          "cc_major",
+                          "cc_minor",
+                          "multiprocessor_count",
+                          "max_threads_per_block",
+                          "max_threads_per_multiprocessor",
+                          "max_blocks_per_multiprocessor",
+                          "regs_per_block",
+                          "regs_per_multiprocessor",
+                          "shared_mem_per_block",
+                          "shared_mem_per_block_optin",
+                          "shared_mem_per_multiprocessor",
+                          "reserved_shared_mem_per_block",
+                          "l2_cache_bytes",
+                          "persisting_l2_cache_max_bytes",
+                          "memory_bus_width_bits",
+                          "memory_clock_khz",
+                          "clock_khz",
+                          "async_engine_count",
+                          "pci_device_id",
+                          "pci_subsystem_id",
+                          "cooperative_launch",
+                          "cluster_launch"}) {
+    body += std::string(key) + " = 8\n";
+  }
+  body += "[gpu.test.perf]\n";
+  for (const char* key :
+       {"bf16_tflops", "fp16_tflops", "fp8_tflops", "tf32_tflops", "fp32_tflops",
+        "hbm_gbytes_per_s", "pcie_gbytes_per_s", "nvlink_gbytes_per_s", "nvlink_links"}) {
+    body += std::string(key) + " = 1\n";
+  }
+  return body;
+}
+
+TEST(GpuCatalog, MinimalFileLoads) {
+  const GpuCatalog c = GpuCatalog::from_string(minimal_file(), "mini.toml");
+  EXPECT_EQ(c.find("T").device.multiprocessor_count, 8);
+}
+
+TEST(GpuCatalog, UnknownKeyNamesFileLineAndKey) {
+  std::string text = minimal_file();
+  text.insert(text.find("[gpu.test.perf]"), "sm_count = 3\n");
+  const int line =
+      1 + static_cast<int>(std::count(text.begin(), text.begin() + text.find("sm_count"), '\n'));
+  const std::string msg = error_of([&] { GpuCatalog::from_string(text, "bad.toml"); });
+  EXPECT_EQ(msg,
+            "bad.toml:" + std::to_string(line) + ": key 'gpu.test.device.sm_count': unknown key");
+}
+
+TEST(GpuCatalog, WrongTypeAndMissingKeyAreNamed) {
+  std::string text = minimal_file();
+  text.replace(text.find("cc_major = 8"), 12, "cc_major = \"9\"");
+  EXPECT_EQ(error_of([&] { GpuCatalog::from_string(text, "bad.toml"); }),
+            "bad.toml:7: key 'gpu.test.device.cc_major': expected an integer");
+
+  text = minimal_file();
+  text.erase(text.find("clock_khz = 8\n", text.find("memory_clock_khz") + 20), 14);
+  const std::string msg = error_of([&] { GpuCatalog::from_string(text, "bad.toml"); });
+  EXPECT_NE(msg.find("key 'gpu.test.device.clock_khz': missing"), std::string::npos) << msg;
+}
+
+TEST(GpuCatalog, SyntaxErrorNamesLine) {
+  std::string text = minimal_file() + "broken = = 1\n";
+  const int line = static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+  const std::string msg = error_of([&] { GpuCatalog::from_string(text, "bad.toml"); });
+  EXPECT_EQ(msg.rfind("bad.toml:" + std::to_string(line) + ":", 0), 0u) << msg;
+}
+
+TEST(GpuCatalog, DuplicateAliasIsRejected) {
+  std::string second = minimal_file();
+  second.replace(second.find("[gpu.test]"), 10, "[gpu.other]");
+  for (size_t pos; (pos = second.find("gpu.test.")) != std::string::npos;) {
+    second.replace(pos, 9, "gpu.other.");
+  }
+  const std::string msg =
+      error_of([&] { GpuCatalog::from_string(minimal_file() + second, "dup.toml"); });
+  EXPECT_NE(msg.find("alias 't' is used by another preset"), std::string::npos) << msg;
+}
+
+TEST(GpuCatalog, MissingFileIsAnError) {
+  const std::string msg = error_of([] { GpuCatalog::from_file("/nonexistent/gpus.toml"); });
+  EXPECT_NE(msg.find("/nonexistent/gpus.toml"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace phantora::kernels
