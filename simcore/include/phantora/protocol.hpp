@@ -38,7 +38,7 @@ enum class CpuTimeMode : uint8_t { kMeasured = 0, kModel = 1, kZero = 2 };
 
 struct Hello {
   char token[kTokenBytes]{};
-  int32_t host = 0;        // PHANTORA_HOST
+  int32_t host = 0;  // PHANTORA_HOST
   int32_t pid = 0;
   int32_t global_rank = -1;  // RANK from the environment where a launcher set it, else -1
   int32_t local_rank = -1;   // LOCAL_RANK likewise
@@ -48,7 +48,7 @@ struct Hello {
 // answer cudaGetDeviceProperties / cudaDeviceGetAttribute without reading any file itself.
 // Filled by the daemon from the GPU preset table (kernels-db/data/gpus.toml).
 struct DeviceSpec {
-  char name[96]{};               // e.g. "NVIDIA H100 80GB HBM3", as the real part reports it
+  char name[96]{};                // e.g. "NVIDIA H100 80GB HBM3", as the real part reports it
   uint64_t total_global_mem = 0;  // bytes
   int32_t cc_major = 0, cc_minor = 0;
   int32_t multiprocessor_count = 0;
@@ -66,10 +66,10 @@ struct DeviceSpec {
   int32_t memory_clock_khz = 0;
   int32_t clock_khz = 0;
   int32_t async_engine_count = 0;
-  int32_t pci_device_id = 0;      // PCI device id of the part, e.g. 0x2330 for H100 SXM5
+  int32_t pci_device_id = 0;  // PCI device id of the part, e.g. 0x2330 for H100 SXM5
   int32_t pci_subsystem_id = 0;
   int32_t cooperative_launch = 1;
-  int32_t cluster_launch = 0;     // thread block clusters (sm_90+)
+  int32_t cluster_launch = 0;  // thread block clusters (sm_90+)
 };
 static_assert(std::is_trivially_copyable_v<DeviceSpec>);
 
@@ -79,37 +79,37 @@ struct Welcome {
   int32_t gpus_per_host = 0;
   CpuTimeMode cpu_time = CpuTimeMode::kMeasured;
   uint8_t pad[3]{};
-  int64_t per_call_cost_ps = 0;  // host time charged per intercepted call in model mode
+  int64_t per_call_cost_ps = 0;   // host time charged per intercepted call in model mode
   int64_t launch_latency_ps = 0;  // host-to-GPU launch latency added to every async op
   DeviceSpec device{};
 };
 static_assert(std::is_trivially_copyable_v<Welcome>);
 
 enum class RecordType : uint16_t {
-  kDefineKernel = 1,   // body DefineKernel + name bytes
-  kStreamCreate = 2,   // StreamCreate
-  kStreamDestroy = 3,  // StreamRef
-  kLaunch = 4,         // Launch
-  kCopy = 5,           // Copy
-  kMemset = 6,         // Memset
-  kEventRecord = 7,    // EventOp
+  kDefineKernel = 1,     // body DefineKernel + name bytes
+  kStreamCreate = 2,     // StreamCreate
+  kStreamDestroy = 3,    // StreamRef
+  kLaunch = 4,           // Launch
+  kCopy = 5,             // Copy
+  kMemset = 6,           // Memset
+  kEventRecord = 7,      // EventOp
   kStreamWaitEvent = 8,  // EventOp
-  kAlloc = 9,          // MemOp
-  kFree = 10,          // MemOp
-  kStreamSync = 11,    // StreamRef (request)
-  kEventSync = 12,     // EventOp (request): reply = time the event completes
-  kDeviceSync = 13,    // DeviceRef (request)
-  kHostClock = 14,     // HostClock: the thread's clock moved (bounds what it can still submit)
-  kDefineGraph = 15,   // DefineGraph + nodes
-  kGraphLaunch = 16,   // GraphLaunch
-  kHostFunc = 17,      // StreamRef: a host callback enqueued on a stream (zero GPU time)
+  kAlloc = 9,            // MemOp
+  kFree = 10,            // MemOp
+  kStreamSync = 11,      // StreamRef (request)
+  kEventSync = 12,       // EventOp (request): reply = time the event completes
+  kDeviceSync = 13,      // DeviceRef (request)
+  kHostClock = 14,       // HostClock: the thread's clock moved (bounds what it can still submit)
+  kDefineGraph = 15,     // DefineGraph + nodes
+  kGraphLaunch = 16,     // GraphLaunch
+  kHostFunc = 17,        // StreamRef: a host callback enqueued on a stream (zero GPU time)
 };
 
 struct RecordHeader {
   RecordType type{};
   uint16_t pad = 0;
-  uint32_t size = 0;      // body bytes after this header
-  uint64_t request = 0;   // non-zero: the client waits for a Reply with this id
+  uint32_t size = 0;         // body bytes after this header
+  uint64_t request = 0;      // non-zero: the client waits for a Reply with this id
   int64_t host_time_ps = 0;  // the submitting thread's host clock at the call
 };
 
@@ -119,8 +119,8 @@ inline constexpr uint64_t kLegacyStreamBase = 1;
 inline constexpr uint64_t kFirstUserStream = 1u << 16;
 
 enum StreamFlags : uint32_t {
-  kStreamBlocking = 0,      // synchronises with the legacy default stream
-  kStreamNonBlocking = 1,   // cudaStreamNonBlocking
+  kStreamBlocking = 0,     // synchronises with the legacy default stream
+  kStreamNonBlocking = 1,  // cudaStreamNonBlocking
 };
 
 struct StreamCreate {
@@ -156,13 +156,19 @@ struct Launch {
   uint64_t shared_mem = 0;
 };
 
-enum class CopyKind : uint8_t { kHostToDevice = 1, kDeviceToHost = 2, kDeviceToDevice = 3, kHostToHost = 4, kPeer = 5 };
+enum class CopyKind : uint8_t {
+  kHostToDevice = 1,
+  kDeviceToHost = 2,
+  kDeviceToDevice = 3,
+  kHostToHost = 4,
+  kPeer = 5
+};
 
 struct Copy {
   uint64_t stream = 0;
   int32_t device = 0;
   CopyKind kind{};
-  uint8_t pinned = 0;   // host side is page-locked
+  uint8_t pinned = 0;  // host side is page-locked
   uint16_t pad = 0;
   uint64_t bytes = 0;
 };

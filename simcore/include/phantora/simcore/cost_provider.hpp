@@ -1,0 +1,33 @@
+// What the simulation asks of a cost model. The daemon wires kernels-db behind it; tests can
+// supply their own. Every answer is a positive duration and the source it came from.
+#pragma once
+
+#include <array>
+#include <string_view>
+
+#include "phantora/protocol.hpp"
+#include "phantora/simcore/engine.hpp"
+
+namespace phantora::sim {
+
+struct Cost {
+  SimTime duration;
+  CostSource source = CostSource::kDefault;
+};
+
+struct KernelLaunch {
+  std::string_view mangled_name;
+  std::array<uint32_t, 3> grid{1, 1, 1};
+  std::array<uint32_t, 3> block{1, 1, 1};
+  uint64_t shared_mem = 0;
+};
+
+class CostProvider {
+ public:
+  virtual ~CostProvider() = default;
+  virtual Cost kernel(const KernelLaunch& launch) = 0;
+  virtual Cost copy(wire::CopyKind kind, uint64_t bytes, bool pinned) = 0;
+  virtual Cost memset(uint64_t bytes) = 0;
+};
+
+}  // namespace phantora::sim

@@ -1,0 +1,35 @@
+// report.json (schema in docs/report.md) and the summary table printed at the end of a run.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "phantora/simcore/run_stats.hpp"
+#include "phantora/simcore/simulation.hpp"
+
+namespace phantora::sim {
+
+inline constexpr const char* kReportSchema = "phantora.report/1";
+
+struct RunOutcome {
+  std::string status = "ok";  // "ok", "failed", "interrupted"
+  int exit_code = 0;
+  std::string message;  // why it failed, if it did
+  double wall_seconds = 0;
+  std::vector<std::string> command;
+};
+
+nlohmann::json make_report(const SimulationConfig& config, const RunStats& stats,
+                           const RunOutcome& outcome);
+
+// The human summary: ranks, simulated time, wall time, slowdown, peak memory per GPU, share of
+// GPU time by cost source, top kernels.
+std::string summary_table(const nlohmann::json& report);
+
+// Writes to a temporary file in the same directory and renames it into place.
+void write_file_atomically(const std::filesystem::path& path, const std::string& content);
+
+}  // namespace phantora::sim

@@ -1,0 +1,45 @@
+// The figures a run accumulates for its summary and report.json.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "phantora/simcore/engine.hpp"
+#include "phantora/units.hpp"
+
+namespace phantora::sim {
+
+struct ClientInfo {
+  ClientId id = 0;
+  int host = 0;
+  int pid = 0;
+  int global_rank = -1;
+  int local_rank = -1;
+  SimTime host_clock;           // latest host clock the client reported
+  std::string end = "running";  // "running", "exited" (said goodbye), "disconnected: <why>"
+};
+
+struct GpuStats {
+  int64_t memory_in_use = 0;
+  int64_t peak_memory = 0;
+  SimTime busy;  // sum of operation durations on this GPU
+};
+
+struct KernelStats {
+  uint64_t count = 0;
+  SimTime total;
+  CostSource source = CostSource::kNone;
+};
+
+struct RunStats {
+  std::vector<ClientInfo> clients;
+  std::vector<GpuStats> gpus;  // index: global GPU = host * gpus_per_host + device
+  std::map<CostSource, SimTime> gpu_time_by_source;
+  std::map<OpKind, uint64_t> op_counts;
+  std::map<std::string, KernelStats> kernels;  // by mangled name
+  SimTime simulated_end;
+};
+
+}  // namespace phantora::sim

@@ -1,0 +1,43 @@
+// The daemon's transport: a Unix stream socket served by one Boost.Asio thread. Each
+// connection is one client process; its frames are decoded and handed to the Simulation.
+// A malformed frame closes that connection with a logged reason; the daemon carries on.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <set>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+
+#include "phantora/simcore/simulation.hpp"
+
+namespace phantora::sim {
+
+class Session;
+
+class Server {
+ public:
+  Server(boost::asio::io_context& io, const std::filesystem::path& socket_path, Simulation& sim);
+  ~Server();
+
+  // Stops accepting; once every open connection has closed (or `grace` passed), calls `done`.
+  void shutdown(std::chrono::milliseconds grace, std::function<void()> done);
+
+  Simulation& simulation() { return sim_; }
+  void session_closed(Session* s);
+
+ private:
+  void accept();
+  void maybe_done();
+
+  boost::asio::io_context& io_;
+  boost::asio::local::stream_protocol::acceptor acceptor_;
+  Simulation& sim_;
+  std::set<std::shared_ptr<Session>> sessions_;
+  std::function<void()> on_done_;
+  std::unique_ptr<boost::asio::steady_timer> grace_timer_;
+};
+
+}  // namespace phantora::sim

@@ -1,0 +1,193 @@
+#include "phantora/simcore/report.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "phantora/kernels/kernel_name.hpp"
+
+namespace phantora::sim {
+namespace {
+
+const char* cpu_time_name(wire::CpuTimeMode m) {
+  switch (m) {
+    case wire::CpuTimeMode::kMeasured:
+      return "measured";
+    case wire::CpuTimeMode::kModel:
+      return "model";
+    case wire::CpuTimeMode::kZero:
+      return "zero";
+  }
+  return "?";
+}
+
+std::string human_bytes(double b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (b >= 1024 && u < 4) {
+    b /= 1024;
+    ++u;
+  }
+  return fmt::format("{:.1f} {}", b, units[u]);
+}
+
+std::string human_time(double s) {
+  if (s >= 1) return fmt::format("{:.3f} s", s);
+  if (s >= 1e-3) return fmt::format("{:.3f} ms", s * 1e3);
+  return fmt::format("{:.3f} us", s * 1e6);
+}
+
+}  // namespace
+
+nlohmann::json make_report(const SimulationConfig& config, const RunStats& stats,
+                           const RunOutcome& outcome) {
+  using nlohmann::json;
+  json r;
+  r["schema"] = kReportSchema;
+  r["status"] = outcome.status;
+  r["exit_code"] = outcome.exit_code;
+  if (!outcome.message.empty()) r["message"] = outcome.message;
+  r["command"] = outcome.command;
+  r["cluster"] = {{"hosts", config.hosts},
+                  {"gpus_per_host", config.gpus_per_host},
+                  {"gpu", config.gpu_name},
+                  {"gpu_name", std::string(config.device.name)}};
+  r["cpu_time"] = cpu_time_name(config.cpu_time);
+  r["simulated_time_s"] = stats.simulated_end.as_seconds();
+  r["simulated_time_ps"] = stats.simulated_end.as_ps();
+  r["wall_time_s"] = outcome.wall_seconds;
+  r["slowdown"] = stats.simulated_end.as_seconds() > 0
+                      ? outcome.wall_seconds / stats.simulated_end.as_seconds()
+                      : 0.0;
+
+  // Ranks in a stable order (host, rank, local rank, pid), not connection order.
+  std::vector<ClientInfo> clients = stats.clients;
+  std::sort(clients.begin(), clients.end(), [](const ClientInfo& a, const ClientInfo& b) {
+    return std::tie(a.host, a.global_rank, a.local_rank, a.pid) <
+           std::tie(b.host, b.global_rank, b.local_rank, b.pid);
+  });
+  json ranks = json::array();
+  for (const ClientInfo& c : clients) {
+    ranks.push_back({{"host", c.host},
+                     {"pid", c.pid},
+                     {"rank", c.global_rank},
+                     {"local_rank", c.local_rank},
+                     {"host_clock_s", c.host_clock.as_seconds()},
+                     {"end", c.end}});
+  }
+  r["ranks"] = ranks;
+
+  json gpus = json::array();
+  for (size_t g = 0; g < stats.gpus.size(); ++g) {
+    const GpuStats& s = stats.gpus[g];
+    gpus.push_back({{"gpu", g},
+                    {"host", static_cast<int>(g) / config.gpus_per_host},
+                    {"device", static_cast<int>(g) % config.gpus_per_host},
+                    {"peak_memory_bytes", s.peak_memory},
+                    {"busy_s", s.busy.as_seconds()}});
+  }
+  r["gpus"] = gpus;
+
+  SimTime total;
+  for (const auto& [src, t] : stats.gpu_time_by_source) total += t;
+  json by_source = json::object();
+  for (const auto& [src, t] : stats.gpu_time_by_source) {
+    by_source[to_string(src)] = {
+        {"time_s", t.as_seconds()},
+        {"share", total.as_ps() > 0
+                      ? static_cast<double>(t.as_ps()) / static_cast<double>(total.as_ps())
+                      : 0.0}};
+  }
+  r["gpu_time"] = {{"total_s", total.as_seconds()}, {"by_source", by_source}};
+
+  json counts = json::object();
+  for (const auto& [kind, n] : stats.op_counts) counts[to_string(kind)] = n;
+  r["op_counts"] = counts;
+
+  std::vector<std::pair<std::string, KernelStats>> kernels(stats.kernels.begin(),
+                                                           stats.kernels.end());
+  std::sort(kernels.begin(), kernels.end(), [](const auto& a, const auto& b) {
+    return a.second.total != b.second.total ? a.second.total > b.second.total : a.first < b.first;
+  });
+  json top = json::array();
+  for (size_t i = 0; i < std::min<size_t>(kernels.size(), 20); ++i) {
+    const auto& [name, k] = kernels[i];
+    top.push_back({{"kernel", kernels::kernel_base_name(name)},
+                   {"mangled", name},
+                   {"count", k.count},
+                   {"total_s", k.total.as_seconds()},
+                   {"source", to_string(k.source)}});
+  }
+  r["top_kernels"] = top;
+  return r;
+}
+
+std::string summary_table(const nlohmann::json& r) {
+  std::string out;
+  auto line = [&out](std::string_view k, const std::string& v) {
+    out += fmt::format("  {:<28} {}\n", k, v);
+  };
+  out += "phantora summary\n";
+  const auto& cl = r["cluster"];
+  line("cluster", fmt::format("{} host(s) x {} {} ({})", cl["hosts"].get<int>(),
+                              cl["gpus_per_host"].get<int>(), cl["gpu"].get<std::string>(),
+                              cl["gpu_name"].get<std::string>()));
+  line("status", r["status"].get<std::string>() +
+                     (r.contains("message") ? ": " + r["message"].get<std::string>() : ""));
+  line("ranks (processes)", std::to_string(r["ranks"].size()));
+  line("simulated time", human_time(r["simulated_time_s"].get<double>()));
+  line("wall time", human_time(r["wall_time_s"].get<double>()));
+  line("slowdown (wall/simulated)", fmt::format("{:.1f}x", r["slowdown"].get<double>()));
+  line("cpu time mode", r["cpu_time"].get<std::string>());
+  std::string shares;
+  for (const auto& [src, v] : r["gpu_time"]["by_source"].items()) {
+    shares += fmt::format("{}{} {:.1f}%", shares.empty() ? "" : ", ", src,
+                          v["share"].get<double>() * 100);
+  }
+  line("GPU time", human_time(r["gpu_time"]["total_s"].get<double>()) +
+                       (shares.empty() ? "" : " (" + shares + ")"));
+  out += "  peak memory per GPU:\n";
+  // Large clusters: list the GPUs that were used, at most a screenful.
+  constexpr size_t kMaxGpuLines = 16;
+  size_t shown = 0, idle = 0;
+  for (const auto& g : r["gpus"]) {
+    if (g["peak_memory_bytes"].get<int64_t>() == 0 && g["busy_s"].get<double>() == 0) {
+      ++idle;
+      continue;
+    }
+    if (++shown > kMaxGpuLines) continue;
+    out += fmt::format("    host {} GPU {}: {:>12}   busy {}\n", g["host"].get<int>(),
+                       g["device"].get<int>(), human_bytes(g["peak_memory_bytes"].get<double>()),
+                       human_time(g["busy_s"].get<double>()));
+  }
+  if (shown > kMaxGpuLines)
+    out += fmt::format("    ... {} more GPU(s) in report.json\n", shown - kMaxGpuLines);
+  if (idle > 0) out += fmt::format("    {} GPU(s) unused\n", idle);
+  if (!r["top_kernels"].empty()) {
+    out += "  top kernels by GPU time:\n";
+    for (size_t i = 0; i < std::min<size_t>(r["top_kernels"].size(), 5); ++i) {
+      const auto& k = r["top_kernels"][i];
+      std::string name = k["kernel"].get<std::string>();
+      if (name.size() > 60) name = name.substr(0, 57) + "...";
+      out += fmt::format("    {:<60} x{:<6} {:>12} ({})\n", name, k["count"].get<uint64_t>(),
+                         human_time(k["total_s"].get<double>()), k["source"].get<std::string>());
+    }
+  }
+  return out;
+}
+
+void write_file_atomically(const std::filesystem::path& path, const std::string& content) {
+  const std::filesystem::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw std::runtime_error(fmt::format("cannot write {}", tmp.string()));
+    f << content;
+    f.flush();
+    if (!f) throw std::runtime_error(fmt::format("writing {} failed", tmp.string()));
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+}  // namespace phantora::sim

@@ -1,0 +1,398 @@
+#include "phantora/simcore/simulation.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+namespace phantora::sim {
+namespace {
+
+template <typename T>
+T read_body(std::span<const std::byte> body, std::string_view what) {
+  if (body.size() < sizeof(T)) {
+    throw ProtocolError(
+        fmt::format("{} record is {} bytes, expected {}", what, body.size(), sizeof(T)));
+  }
+  T value;
+  std::memcpy(&value, body.data(), sizeof(T));
+  return value;
+}
+
+template <typename T>
+T read_exact(std::span<const std::byte> body, std::string_view what) {
+  if (body.size() != sizeof(T)) {
+    throw ProtocolError(
+        fmt::format("{} record is {} bytes, expected {}", what, body.size(), sizeof(T)));
+  }
+  return read_body<T>(body, what);
+}
+
+}  // namespace
+
+// Turns every completed operation into a trace span and into the run's statistics.
+class Simulation::TraceObserver : public Observer {
+ public:
+  explicit TraceObserver(Simulation& sim) : sim_(sim) {}
+  void on_op(const CompletedOp& op) override {
+    Client& c = sim_.clients_.at(op.client);
+    const SimTime duration = op.end - op.start;
+    RunStats& stats = sim_.stats_;
+    stats.op_counts[op.desc.kind]++;
+    stats.simulated_end = std::max(stats.simulated_end, op.end);
+    const int gpu = sim_.global_gpu(c, op.device);
+    stats.gpus[gpu].busy += duration;
+    if (op.desc.source != CostSource::kNone) stats.gpu_time_by_source[op.desc.source] += duration;
+    std::string name = to_string(op.desc.kind);
+    if (op.desc.kind == OpKind::kKernel) {
+      name = c.kernels.at(op.desc.label);
+      KernelStats& k = stats.kernels[name];
+      k.count++;
+      k.total += duration;
+      k.source = op.desc.source;
+    }
+    if (sim_.trace_ == nullptr || op.desc.kind == OpKind::kWaitEvent) return;
+    nlohmann::json args = {{"source", to_string(op.desc.source)},
+                           {"submitted_us", op.submitted.as_us()},
+                           {"gpu", gpu}};
+    if (op.desc.bytes != 0) args["bytes"] = op.desc.bytes;
+    sim_.trace_->span(op.client, op.stream, name, to_string(op.desc.kind), op.start, op.end, args);
+  }
+
+ private:
+  Simulation& sim_;
+};
+
+Simulation::Simulation(SimulationConfig config, CostProvider& costs)
+    : config_(std::move(config)),
+      costs_(costs),
+      trace_(config_.trace_path.empty() ? nullptr
+                                        : std::make_unique<TraceWriter>(config_.trace_path)),
+      observer_(std::make_unique<TraceObserver>(*this)),
+      engine_(EngineConfig{config_.launch_latency}, observer_.get()) {
+  stats_.gpus.resize(static_cast<size_t>(config_.hosts) * config_.gpus_per_host);
+}
+
+Simulation::~Simulation() = default;
+
+wire::Welcome Simulation::hello(const wire::Hello& h) {
+  const size_t token_len = strnlen(h.token, wire::kTokenBytes);
+  if (std::string_view(h.token, token_len) != config_.token) {
+    throw ProtocolError("client presented a wrong run token");
+  }
+  if (h.host < 0 || h.host >= config_.hosts) {
+    throw ProtocolError(
+        fmt::format("client claims host {}, but the cluster has {} hosts", h.host, config_.hosts));
+  }
+  const auto id = static_cast<ClientId>(clients_.size());
+  Client& c = clients_.emplace_back();
+  c.info = ClientInfo{id, h.host, h.pid, h.global_rank, h.local_rank, SimTime::zero(), "running"};
+  if (trace_ != nullptr) {
+    std::string name = fmt::format("host {} pid {}", h.host, h.pid);
+    if (h.global_rank >= 0) name += fmt::format(" (rank {})", h.global_rank);
+    trace_->process_name(id, name, h.host * 100000 + std::max(h.global_rank, 0));
+    trace_->thread_name(id, 0, "host", 0);
+  }
+  spdlog::debug("client {} connected: host {} pid {} rank {}", id, h.host, h.pid, h.global_rank);
+  wire::Welcome w;
+  w.client_id = id;
+  w.hosts = config_.hosts;
+  w.gpus_per_host = config_.gpus_per_host;
+  w.cpu_time = config_.cpu_time;
+  w.per_call_cost_ps = config_.per_call_cost.as_ps();
+  w.launch_latency_ps = config_.launch_latency.as_ps();
+  w.device = config_.device;
+  return w;
+}
+
+Simulation::Client& Simulation::client(ClientId id) {
+  if (id >= clients_.size()) throw ProtocolError(fmt::format("unknown client {}", id));
+  return clients_[id];
+}
+
+size_t Simulation::connected_clients() const {
+  return static_cast<size_t>(
+      std::count_if(clients_.begin(), clients_.end(), [](const Client& c) { return c.connected; }));
+}
+
+int Simulation::global_gpu(const Client& c, int device) const {
+  return c.info.host * config_.gpus_per_host + device;
+}
+
+void Simulation::check_device(const Client&, int device) const {
+  if (device < 0 || device >= config_.gpus_per_host) {
+    throw ProtocolError(fmt::format("device {} out of range (the host has {} GPUs)", device,
+                                    config_.gpus_per_host));
+  }
+}
+
+void Simulation::note_host_time(Client& c, SimTime t) {
+  c.info.host_clock = std::max(c.info.host_clock, t);
+}
+
+StreamId Simulation::stream_for(ClientId id, Client& c, uint64_t stream, int device) {
+  check_device(c, device);
+  if (stream == wire::kLegacyStreamBase + static_cast<uint64_t>(device)) {
+    engine_.ensure_legacy_stream(id, stream, device);
+    if (!c.stream_announced[stream] && trace_ != nullptr) {
+      trace_->thread_name(id, stream, fmt::format("GPU {} default stream", device),
+                          1 + device * 1000);
+    }
+    c.stream_announced[stream] = true;
+  }
+  return stream;
+}
+
+void Simulation::batch(ClientId id, std::span<const std::byte> payload,
+                       std::vector<wire::Reply>& replies) {
+  Client& c = client(id);
+  while (!payload.empty()) {
+    const auto h = read_body<wire::RecordHeader>(payload, "record header");
+    payload = payload.subspan(sizeof(wire::RecordHeader));
+    if (h.size > payload.size()) {
+      throw ProtocolError(fmt::format("record of type {} claims {} bytes, {} remain",
+                                      static_cast<int>(h.type), h.size, payload.size()));
+    }
+    if (h.host_time_ps < 0) throw ProtocolError("negative host time");
+    note_host_time(c, SimTime::ps(h.host_time_ps));
+    apply(id, c, h, payload.first(h.size), replies);
+    payload = payload.subspan(h.size);
+  }
+}
+
+void Simulation::blocking(ClientId id, const wire::RecordHeader& h, SimTime done,
+                          std::string_view what, std::vector<wire::Reply>& replies) {
+  if (h.request == 0) return;
+  const SimTime asked = SimTime::ps(h.host_time_ps);
+  const SimTime release = std::max(asked, done);
+  // The reply carries the completion time itself (an event's timestamp, say); the shim moves
+  // its clock to max(clock, reply) where the call blocks.
+  replies.push_back(wire::Reply{h.request, done.as_ps(), wire::ReplyStatus::kOk, 0});
+  if (trace_ != nullptr && release > asked) {
+    trace_->span(id, 0, what, "host-wait", asked, release, nlohmann::json::object());
+  }
+}
+
+SimTime Simulation::graph_cost(Client& c, uint64_t graph) {
+  auto it = c.graphs.find(graph);
+  if (it == c.graphs.end()) throw ProtocolError(fmt::format("launch of unknown graph {}", graph));
+  // Nodes are topologically ordered (deps name earlier nodes), so one pass gives each node's
+  // earliest finish; the graph takes as long as its longest dependency chain.
+  const auto& nodes = it->second;
+  std::vector<SimTime> finish(nodes.size());
+  SimTime longest;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const wire::GraphNode& n = nodes[i];
+    SimTime ready;
+    for (int d = 0; d < n.dep_count; ++d) ready = std::max(ready, finish[n.deps[d]]);
+    SimTime cost;
+    switch (n.kind) {
+      case wire::GraphNodeKind::kKernel: {
+        auto name = c.kernels.find(n.kernel);
+        if (name == c.kernels.end()) throw ProtocolError("graph node names an undefined kernel");
+        cost = costs_
+                   .kernel(KernelLaunch{name->second,
+                                        {n.grid[0], n.grid[1], n.grid[2]},
+                                        {n.block[0], n.block[1], n.block[2]},
+                                        0})
+                   .duration;
+        break;
+      }
+      case wire::GraphNodeKind::kCopy:
+        cost = costs_.copy(n.copy_kind, n.bytes, true).duration;
+        break;
+      case wire::GraphNodeKind::kMemset:
+        cost = costs_.memset(n.bytes).duration;
+        break;
+      case wire::GraphNodeKind::kEmpty:
+        break;
+    }
+    finish[i] = ready + cost;
+    longest = std::max(longest, finish[i]);
+  }
+  return longest;
+}
+
+void Simulation::apply(ClientId id, Client& c, const wire::RecordHeader& h,
+                       std::span<const std::byte> body, std::vector<wire::Reply>& replies) {
+  const SimTime at = SimTime::ps(h.host_time_ps);
+  switch (h.type) {
+    case wire::RecordType::kDefineKernel: {
+      const auto k = read_body<wire::DefineKernel>(body, "define-kernel");
+      if (body.size() != sizeof(k) + k.name_bytes)
+        throw ProtocolError("define-kernel size mismatch");
+      c.kernels[k.kernel] =
+          std::string(reinterpret_cast<const char*>(body.data() + sizeof(k)), k.name_bytes);
+      return;
+    }
+    case wire::RecordType::kStreamCreate: {
+      const auto s = read_exact<wire::StreamCreate>(body, "stream-create");
+      check_device(c, s.device);
+      if (s.stream < wire::kFirstUserStream) throw ProtocolError("stream id in the reserved range");
+      engine_.create_stream(id, s.stream, s.device, (s.flags & wire::kStreamNonBlocking) != 0);
+      if (trace_ != nullptr) {
+        trace_->thread_name(
+            id, s.stream,
+            fmt::format("GPU {} stream {}", s.device, s.stream - wire::kFirstUserStream + 1),
+            1 + s.device * 1000 + static_cast<int>(s.stream % 1000));
+      }
+      return;
+    }
+    case wire::RecordType::kStreamDestroy: {
+      const auto s = read_exact<wire::StreamRef>(body, "stream-destroy");
+      engine_.destroy_stream(id, s.stream);
+      return;
+    }
+    case wire::RecordType::kLaunch: {
+      const auto l = read_exact<wire::Launch>(body, "launch");
+      auto name = c.kernels.find(l.kernel);
+      if (name == c.kernels.end())
+        throw ProtocolError(fmt::format("launch of undefined kernel {}", l.kernel));
+      const Cost cost = costs_.kernel(KernelLaunch{name->second,
+                                                   {l.grid[0], l.grid[1], l.grid[2]},
+                                                   {l.block[0], l.block[1], l.block[2]},
+                                                   l.shared_mem});
+      const StreamId s = stream_for(id, c, l.stream, l.device);
+      const SimTime end = engine_.submit(
+          id, s, at, OpDesc{OpKind::kKernel, cost.duration, cost.source, l.kernel, 0});
+      blocking(id, h, end, "kernel", replies);
+      return;
+    }
+    case wire::RecordType::kCopy: {
+      const auto cp = read_exact<wire::Copy>(body, "copy");
+      const Cost cost = costs_.copy(cp.kind, cp.bytes, cp.pinned != 0);
+      const StreamId s = stream_for(id, c, cp.stream, cp.device);
+      const SimTime end =
+          engine_.submit(id, s, at, OpDesc{OpKind::kCopy, cost.duration, cost.source, 0, cp.bytes});
+      blocking(id, h, end, "memcpy", replies);
+      return;
+    }
+    case wire::RecordType::kMemset: {
+      const auto m = read_exact<wire::Memset>(body, "memset");
+      const Cost cost = costs_.memset(m.bytes);
+      const StreamId s = stream_for(id, c, m.stream, m.device);
+      const SimTime end = engine_.submit(
+          id, s, at, OpDesc{OpKind::kMemset, cost.duration, cost.source, 0, m.bytes});
+      blocking(id, h, end, "memset", replies);
+      return;
+    }
+    case wire::RecordType::kHostFunc: {
+      const auto r = read_exact<wire::StreamRef>(body, "host-func");
+      const StreamId s = stream_for(id, c, r.stream, r.device);
+      engine_.submit(id, s, at,
+                     OpDesc{OpKind::kHostFunc, SimTime::zero(), CostSource::kNone, 0, 0});
+      return;
+    }
+    case wire::RecordType::kEventRecord: {
+      const auto e = read_exact<wire::EventOp>(body, "event-record");
+      engine_.record_event(id, e.event, stream_for(id, c, e.stream, e.device), at);
+      return;
+    }
+    case wire::RecordType::kStreamWaitEvent: {
+      const auto e = read_exact<wire::EventOp>(body, "stream-wait-event");
+      engine_.wait_event(id, stream_for(id, c, e.stream, e.device), e.event, at);
+      return;
+    }
+    case wire::RecordType::kAlloc:
+    case wire::RecordType::kFree: {
+      const auto m = read_exact<wire::MemOp>(body, "alloc/free");
+      check_device(c, m.device);
+      GpuStats& g = stats_.gpus[global_gpu(c, m.device)];
+      if (h.type == wire::RecordType::kAlloc) {
+        c.allocations[m.address] = {m.device, m.bytes};
+        g.memory_in_use += static_cast<int64_t>(m.bytes);
+        g.peak_memory = std::max(g.peak_memory, g.memory_in_use);
+      } else {
+        auto it = c.allocations.find(m.address);
+        if (it == c.allocations.end()) throw ProtocolError("free of an address never allocated");
+        g.memory_in_use -= static_cast<int64_t>(it->second.second);
+        c.allocations.erase(it);
+      }
+      if (trace_ != nullptr) {
+        trace_->counter(id, fmt::format("GPU {} memory", m.device), at,
+                        {{"bytes", g.memory_in_use}});
+      }
+      return;
+    }
+    case wire::RecordType::kStreamSync: {
+      const auto r = read_exact<wire::StreamRef>(body, "stream-sync");
+      const StreamId s = stream_for(id, c, r.stream, r.device);
+      blocking(id, h, engine_.stream_done(id, s).value_or(at), "cudaStreamSynchronize", replies);
+      return;
+    }
+    case wire::RecordType::kEventSync: {
+      const auto e = read_exact<wire::EventOp>(body, "event-sync");
+      // An event never recorded counts as complete (CUDA returns cudaSuccess at once).
+      blocking(id, h, engine_.event_done(id, e.event).value_or(SimTime::zero()),
+               "cudaEventSynchronize", replies);
+      return;
+    }
+    case wire::RecordType::kDeviceSync: {
+      const auto d = read_exact<wire::DeviceRef>(body, "device-sync");
+      check_device(c, d.device);
+      blocking(id, h, engine_.device_done(id, d.device), "cudaDeviceSynchronize", replies);
+      return;
+    }
+    case wire::RecordType::kHostClock:
+      read_exact<wire::HostClock>(body, "host-clock");
+      return;
+    case wire::RecordType::kDefineGraph: {
+      const auto g = read_body<wire::DefineGraph>(body, "define-graph");
+      if (body.size() != sizeof(g) + static_cast<size_t>(g.node_count) * sizeof(wire::GraphNode)) {
+        throw ProtocolError("define-graph size mismatch");
+      }
+      std::vector<wire::GraphNode> nodes(g.node_count);
+      std::memcpy(nodes.data(), body.data() + sizeof(g), nodes.size() * sizeof(wire::GraphNode));
+      for (size_t i = 0; i < nodes.size(); ++i) {
+        if (nodes[i].dep_count > wire::kMaxGraphNodeDeps)
+          throw ProtocolError("graph node with too many deps");
+        for (int d = 0; d < nodes[i].dep_count; ++d) {
+          if (nodes[i].deps[d] >= i) throw ProtocolError("graph node depends on a later node");
+        }
+      }
+      c.graphs[g.graph] = std::move(nodes);
+      return;
+    }
+    case wire::RecordType::kGraphLaunch: {
+      const auto g = read_exact<wire::GraphLaunch>(body, "graph-launch");
+      const SimTime cost = graph_cost(c, g.graph);
+      const StreamId s = stream_for(id, c, g.stream, g.device);
+      engine_.submit(id, s, at, OpDesc{OpKind::kGraph, cost, CostSource::kNone, 0, 0});
+      return;
+    }
+  }
+  throw ProtocolError(fmt::format("unknown record type {}", static_cast<int>(h.type)));
+}
+
+void Simulation::bye(ClientId id, SimTime host_time) {
+  Client& c = client(id);
+  note_host_time(c, host_time);
+  c.info.end = "exited";
+  c.connected = false;
+}
+
+void Simulation::disconnected(ClientId id, std::string_view why) {
+  Client& c = client(id);
+  if (!c.connected) return;
+  c.connected = false;
+  c.info.end = fmt::format("disconnected: {}", why);
+  spdlog::warn("client {} (host {} pid {}) disconnected without saying goodbye: {}", id,
+               c.info.host, c.info.pid, why);
+}
+
+const RunStats& Simulation::finish() {
+  if (finished_) return stats_;
+  finished_ = true;
+  stats_.clients.clear();
+  for (size_t i = 0; i < clients_.size(); ++i) {
+    ClientInfo info = clients_[i].info;
+    const SimTime gpu_done = engine_.client_done(static_cast<ClientId>(i));
+    stats_.simulated_end = std::max({stats_.simulated_end, info.host_clock, gpu_done});
+    stats_.clients.push_back(info);
+  }
+  if (trace_ != nullptr) trace_->finish();
+  return stats_;
+}
+
+}  // namespace phantora::sim
