@@ -1,0 +1,76 @@
+// cudaGetErrorName / cudaGetErrorString, and the loud failure of every entry point the shim
+// does not implement.
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "error_names.hpp"
+
+namespace {
+
+// Descriptions as the CUDA runtime documents them (driver_types.h comments) for the errors
+// programs most often print; others fall back to their name.
+const char* description(cudaError_t e) {
+  switch (e) {
+    case cudaSuccess:
+      return "no error";
+    case cudaErrorInvalidValue:
+      return "invalid argument";
+    case cudaErrorMemoryAllocation:
+      return "out of memory";
+    case cudaErrorInitializationError:
+      return "initialization error";
+    case cudaErrorInvalidConfiguration:
+      return "invalid configuration argument";
+    case cudaErrorInvalidDevice:
+      return "invalid device ordinal";
+    case cudaErrorInvalidDeviceFunction:
+      return "invalid device function";
+    case cudaErrorInvalidResourceHandle:
+      return "invalid resource handle";
+    case cudaErrorNotReady:
+      return "device not ready";
+    case cudaErrorNoDevice:
+      return "no CUDA-capable device is detected";
+    case cudaErrorInvalidSymbol:
+      return "invalid device symbol";
+    case cudaErrorInvalidMemcpyDirection:
+      return "invalid copy direction for memcpy";
+    case cudaErrorNotSupported:
+      return "operation not supported";
+    case cudaErrorStreamCaptureUnsupported:
+      return "operation not permitted when stream is capturing";
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* cudaGetErrorName(cudaError_t e) {
+  const char* name = phantora::shim::error_name(static_cast<int>(e));
+  return name != nullptr ? name : "cudaErrorUnknown";
+}
+
+const char* cudaGetErrorString(cudaError_t e) {
+  const char* d = description(e);
+  if (d != nullptr) return d;
+  const char* name = phantora::shim::error_name(static_cast<int>(e));
+  return name != nullptr ? name : "unrecognized error code";
+}
+
+// Every exported symbol of the real libraries that the shim does not implement resolves to a
+// generated stub that calls this (intercept/gen/gen_stubs.py).
+[[noreturn]] void phantora_unimplemented(const char* name) {
+  std::fprintf(stderr,
+               "phantora: %s is not implemented by the simulator; the program called it and cannot "
+               "continue. Please report which program needs it.\n",
+               name);
+  std::fflush(stderr);
+  std::abort();
+}
+
+}  // extern "C"

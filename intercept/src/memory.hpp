@@ -1,0 +1,22 @@
+// Shared helpers of the memory entry points: page-locked host ranges and stream-ordered copies.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "context.hpp"
+
+namespace phantora::shim {
+
+bool is_pinned(const void* ptr, uint64_t bytes);
+void add_pinned(void* ptr, uint64_t bytes, unsigned flags);
+bool remove_pinned(void* ptr);
+unsigned pinned_flags(const void* ptr);
+
+// A copy of `bytes` on `stream`. `host_waits`: the host blocks until the copy completes.
+cudaError_t stream_copy(void* dst, const void* src, uint64_t bytes, cudaMemcpyKind kind,
+                        CUstream_st* stream, bool host_waits_for_sync_kinds, bool async_call);
+cudaError_t stream_memset(void* dst, int value, uint64_t bytes, CUstream_st* stream);
+
+}  // namespace phantora::shim

@@ -1,0 +1,36 @@
+// What nvcc-generated code registers at load time: kernels (host stub -> mangled device name)
+// and device variables (host shadow symbol -> device address). Registration runs in static
+// constructors of every CUDA library, before main and before any simulator connection, so it
+// only records and never talks to the daemon.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace phantora::shim {
+
+struct KernelInfo {
+  std::string name;      // mangled device name
+  uint32_t wire_id = 0;  // assigned on first launch
+  int max_dynamic_shared = 0;
+  int preferred_carveout = -1;
+  int required_cluster[3] = {0, 0, 0};
+  int non_portable_cluster = 0;
+};
+
+// Looks up a kernel by its host stub address, or by a cudaKernel_t / cudaFunction_t handle the
+// shim handed out (both are KernelInfo pointers). nullptr if unknown.
+KernelInfo* find_kernel(const void* func);
+KernelInfo* register_kernel(const void* host_fun, const char* device_name);
+
+struct SymbolInfo {
+  uint64_t address;
+  uint64_t size;
+};
+void register_symbol(const void* host_var, uint64_t size);
+std::optional<SymbolInfo> find_symbol(const void* host_var);
+
+}  // namespace phantora::shim

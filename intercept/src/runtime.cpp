@@ -1,0 +1,346 @@
+#include "runtime.hpp"
+
+#include <poll.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace phantora::shim {
+namespace {
+
+constexpr size_t kFlushBytes = 64 * 1024;
+// A batch that waits longer than this is sent by the reader thread, so that a rank blocked in
+// something the simulator cannot see still lets its queued work reach the daemon.
+constexpr int kIdleFlushMs = 5;
+
+int64_t thread_cpu_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+bool is_main_thread() {
+  return static_cast<pid_t>(syscall(SYS_gettid)) == getpid();
+}
+
+struct ThreadClock {
+  int depth = 0;
+  uint64_t calls = 0;
+  int64_t last_exit_ns = -1;
+};
+thread_local ThreadClock t_clock;
+
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  char* end = nullptr;
+  const long parsed = std::strtol(v, &end, 10);
+  if (*end != '\0') fatal(std::string(name) + "='" + v + "' is not an integer");
+  return static_cast<int>(parsed);
+}
+
+void write_all(int fd, const void* data, size_t size) {
+  const auto* p = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::send(fd, p, size, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw std::runtime_error(std::strerror(errno));
+    p += n;
+    size -= static_cast<size_t>(n);
+  }
+}
+
+bool read_all(int fd, void* data, size_t size) {
+  auto* p = static_cast<char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::recv(fd, p, size, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
+void fatal(const std::string& message) {
+  std::fprintf(stderr, "phantora: %s\n", message.c_str());
+  std::fflush(stderr);
+  _exit(70);
+}
+
+Runtime& Runtime::get() {
+  // Never destroyed: other libraries' destructors may still call into the shim at exit.
+  static Runtime* instance = [] {
+    auto* r = new Runtime();
+    pthread_atfork([] { Runtime::get().before_fork(); },
+                   [] { Runtime::get().after_fork_in_parent(); },
+                   [] { Runtime::get().after_fork_in_child(); });
+    std::atexit([] { Runtime::get().shutdown(); });
+    return r;
+  }();
+  return *instance;
+}
+
+Runtime::Runtime() {
+  batch_.reserve(kFlushBytes + 4096);
+}
+
+void Runtime::ensure_connected() {
+  if (connected_) return;
+  std::lock_guard lock(mu_);
+  if (!connected_) connect_locked();
+}
+
+void Runtime::connect_locked() {
+  if (closed_) fatal("CUDA call after the simulator connection was closed at process exit");
+  const char* path = std::getenv("PHANTORA_SOCKET");
+  if (path == nullptr || *path == '\0') {
+    fatal(
+        "libphantora.so is loaded but no simulator is running (PHANTORA_SOCKET is not set).\n"
+        "  Start the program under the simulator: phantora run [options] -- <command>");
+  }
+  fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (std::strlen(path) >= sizeof(addr.sun_path))
+    fatal(std::string("socket path too long: ") + path);
+  std::strncpy(addr.sun_path, path, sizeof(addr.sun_path) - 1);
+  if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    fatal(std::string("cannot reach the simulator at ") + path + ": " + std::strerror(errno) +
+          "\n  (did the phantora run that started this process end?)");
+  }
+  wire::Hello hello;
+  const char* token = std::getenv("PHANTORA_TOKEN");
+  if (token != nullptr)
+    std::memcpy(hello.token, token, std::min(std::strlen(token), wire::kTokenBytes));
+  host_ = env_int("PHANTORA_HOST", 0);
+  hello.host = host_;
+  hello.pid = getpid();
+  hello.global_rank = env_int("RANK", -1);
+  hello.local_rank = env_int("LOCAL_RANK", -1);
+  try {
+    send_frame_locked(wire::FrameType::kHello, &hello, sizeof(hello));
+  } catch (const std::exception& e) {
+    fatal(std::string("simulator refused the connection: ") + e.what());
+  }
+  wire::FrameHeader h;
+  if (!read_all(fd_, &h, sizeof(h)) || h.magic != wire::kMagic || h.version != wire::kVersion ||
+      h.type != wire::FrameType::kWelcome || h.length != sizeof(wire::Welcome) ||
+      !read_all(fd_, &welcome_, sizeof(welcome_))) {
+    fatal("the simulator rejected this process (wrong token or protocol version?)");
+  }
+  connected_ = true;
+  reader_ = std::thread([this] { reader_loop(); });
+  reader_.detach();
+}
+
+void Runtime::send_frame_locked(wire::FrameType type, const void* body, size_t size) {
+  wire::FrameHeader h;
+  h.type = type;
+  h.length = static_cast<uint32_t>(size);
+  write_all(fd_, &h, sizeof(h));
+  if (size > 0) write_all(fd_, body, size);
+}
+
+void Runtime::append_locked(wire::RecordType type, uint64_t request, const void* head,
+                            size_t head_size, const void* tail, size_t tail_size) {
+  const bool is_call = type != wire::RecordType::kDefineKernel &&
+                       type != wire::RecordType::kDefineGraph &&
+                       type != wire::RecordType::kHostClock;
+  if (is_call && welcome_.cpu_time != wire::CpuTimeMode::kZero) {
+    clock_ps_.fetch_add(welcome_.per_call_cost_ps, std::memory_order_relaxed);
+  }
+  wire::RecordHeader h;
+  h.type = type;
+  h.size = static_cast<uint32_t>(head_size + tail_size);
+  h.request = request;
+  h.host_time_ps = clock_ps_.load(std::memory_order_relaxed);
+  const size_t total = sizeof(h) + head_size + tail_size;
+  if (batch_.size() + total > kFlushBytes) flush_locked();
+  const size_t at = batch_.size();
+  batch_.resize(at + total);
+  std::memcpy(batch_.data() + at, &h, sizeof(h));
+  if (head_size > 0) std::memcpy(batch_.data() + at + sizeof(h), head, head_size);
+  if (tail_size > 0) std::memcpy(batch_.data() + at + sizeof(h) + head_size, tail, tail_size);
+}
+
+void Runtime::submit(wire::RecordType type, const void* body, size_t size) {
+  submit_parts(type, body, size, nullptr, 0);
+}
+
+void Runtime::submit_parts(wire::RecordType type, const void* head, size_t head_size,
+                           const void* tail, size_t tail_size) {
+  ensure_connected();
+  std::lock_guard lock(mu_);
+  if (closed_) return;  // the process is exiting; nothing more is simulated
+  append_locked(type, 0, head, head_size, tail, tail_size);
+}
+
+SimTime Runtime::request(wire::RecordType type, const void* body, size_t size, bool advance) {
+  ensure_connected();
+  uint64_t id = 0;
+  {
+    std::lock_guard lock(mu_);
+    if (closed_) return clock();
+    {
+      std::lock_guard rl(reply_mu_);
+      id = next_request_++;
+    }
+    append_locked(type, id, body, size, nullptr, 0);
+    flush_locked();
+  }
+  int64_t time_ps = 0;
+  {
+    std::unique_lock rl(reply_mu_);
+    reply_cv_.wait(rl, [&] { return replies_.contains(id); });
+    time_ps = replies_[id];
+    replies_.erase(id);
+  }
+  if (advance) advance_clock_to(SimTime::ps(time_ps));
+  return SimTime::ps(time_ps);
+}
+
+void Runtime::advance_clock_to(SimTime t) {
+  int64_t cur = clock_ps_.load(std::memory_order_relaxed);
+  while (cur < t.as_ps() && !clock_ps_.compare_exchange_weak(cur, t.as_ps())) {
+  }
+}
+
+void Runtime::flush() {
+  if (!connected_) return;
+  std::lock_guard lock(mu_);
+  flush_locked();
+}
+
+void Runtime::flush_locked() {
+  if (batch_.empty() || fd_ < 0) return;
+  try {
+    send_frame_locked(wire::FrameType::kBatch, batch_.data(), batch_.size());
+  } catch (const std::exception& e) {
+    lost_daemon(e.what());
+  }
+  batch_.clear();
+}
+
+void Runtime::reader_loop() {
+  for (;;) {
+    pollfd p{fd_, POLLIN, 0};
+    const int ready = ::poll(&p, 1, kIdleFlushMs);
+    if (ready == 0) {
+      std::unique_lock lock(mu_, std::try_to_lock);
+      if (lock.owns_lock() && !closed_) flush_locked();
+      continue;
+    }
+    if (ready < 0 && errno == EINTR) continue;
+    wire::FrameHeader h;
+    wire::Reply r;
+    if (!read_all(fd_, &h, sizeof(h))) {
+      if (shutting_down_) return;
+      lost_daemon("connection closed");
+    }
+    if (h.magic != wire::kMagic || h.type != wire::FrameType::kReply || h.length != sizeof(r) ||
+        !read_all(fd_, &r, sizeof(r))) {
+      if (shutting_down_) return;
+      lost_daemon("malformed reply");
+    }
+    {
+      std::lock_guard rl(reply_mu_);
+      replies_[r.request] = r.time_ps;
+    }
+    reply_cv_.notify_all();
+  }
+}
+
+void Runtime::lost_daemon(const std::string& why) {
+  fatal("lost the connection to the simulator daemon (" + why +
+        "); the run has ended or the daemon died. Exiting.");
+}
+
+uint32_t Runtime::kernel_id(const std::string& mangled) {
+  std::lock_guard lock(kernels_mu_);
+  auto [it, inserted] =
+      kernel_ids_.try_emplace(mangled, static_cast<uint32_t>(kernel_ids_.size() + 1));
+  if (inserted) {
+    wire::DefineKernel k{it->second, static_cast<uint32_t>(mangled.size())};
+    submit_parts(wire::RecordType::kDefineKernel, &k, sizeof(k), mangled.data(), mangled.size());
+  }
+  return it->second;
+}
+
+void Runtime::on_enter() {
+  ThreadClock& t = t_clock;
+  if (t.depth++ > 0) return;
+  ++t.calls;
+  ensure_connected();
+  if (welcome_.cpu_time != wire::CpuTimeMode::kMeasured) return;
+  const int64_t now = thread_cpu_ns();
+  // The main thread's first call also counts the process's start-up work (imports, model
+  // construction); other threads start counting at their first call.
+  int64_t delta = 0;
+  if (t.last_exit_ns >= 0) {
+    delta = now - t.last_exit_ns;
+  } else if (is_main_thread()) {
+    delta = now;
+  }
+  if (delta > 0) charge(SimTime::ps(delta * 1000));
+}
+
+uint64_t Runtime::thread_call_count() {
+  return t_clock.calls;
+}
+
+void Runtime::on_leave() {
+  ThreadClock& t = t_clock;
+  if (--t.depth > 0) return;
+  if (welcome_.cpu_time == wire::CpuTimeMode::kMeasured) t.last_exit_ns = thread_cpu_ns();
+}
+
+void Runtime::shutdown() {
+  std::lock_guard lock(mu_);
+  if (!connected_ || closed_) return;
+  shutting_down_ = true;
+  flush_locked();
+  const int64_t clock = clock_ps_.load();
+  try {
+    send_frame_locked(wire::FrameType::kBye, &clock, sizeof(clock));
+  } catch (const std::exception&) {
+    // The daemon is gone; there is nobody left to tell.
+  }
+  closed_ = true;
+  ::shutdown(fd_, SHUT_RDWR);
+}
+
+void Runtime::before_fork() {
+  mu_.lock();
+}
+void Runtime::after_fork_in_parent() {
+  mu_.unlock();
+}
+
+void Runtime::after_fork_in_child() {
+  // The child shares the parent's socket but not its reader thread. It starts afresh as a new
+  // client if it ever makes a CUDA call (a forked data-loader worker normally never does).
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  connected_ = false;
+  closed_ = false;
+  batch_.clear();
+  replies_.clear();
+  new (&reply_mu_) std::mutex();
+  new (&kernels_mu_) std::mutex();
+  kernel_ids_.clear();
+  mu_.unlock();
+}
+
+}  // namespace phantora::shim

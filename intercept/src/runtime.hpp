@@ -1,0 +1,117 @@
+// The shim's process-wide state: the connection to the daemon, the host clock, the batch of
+// asynchronous records, and the identity of this process in the simulated cluster.
+//
+// Every intercepted API function opens an ApiCall first. It advances the host clock by the CPU
+// time the application spent since the previous intercepted call (design.md, "Time"), and
+// excludes the shim's own time by reading the thread's CPU clock again on the way out.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "phantora/protocol.hpp"
+#include "phantora/units.hpp"
+
+namespace phantora::shim {
+
+class Runtime {
+ public:
+  static Runtime& get();
+
+  // Connects on first use. Exits the process with a clear message when no simulator runs.
+  void ensure_connected();
+  const wire::Welcome& welcome() {
+    ensure_connected();
+    return welcome_;
+  }
+  int host() const { return host_; }
+
+  // Host clock of this process (picoseconds of simulated time).
+  SimTime clock() const { return SimTime::ps(clock_ps_.load(std::memory_order_relaxed)); }
+  void advance_clock_to(SimTime t);
+  void charge(SimTime t) { clock_ps_.fetch_add(t.as_ps(), std::memory_order_relaxed); }
+
+  // Queues an asynchronous record, stamped with the current host clock.
+  void submit(wire::RecordType type, const void* body, size_t size);
+  // Sends a record that the daemon answers, flushing everything queued before it, and waits
+  // for the answer. Returns the simulated time of what it waited for; the host clock has
+  // already been moved to at least that time when `advance` is true.
+  SimTime request(wire::RecordType type, const void* body, size_t size, bool advance = true);
+  // Appends a record built from parts (a fixed struct followed by variable bytes).
+  void submit_parts(wire::RecordType type, const void* head, size_t head_size, const void* tail,
+                    size_t tail_size);
+
+  void flush();
+  void shutdown();  // at process exit: flush, say goodbye, close
+
+  // Interns a kernel name; the daemon learns each name once.
+  uint32_t kernel_id(const std::string& mangled);
+  uint64_t next_stream_id() { return next_stream_.fetch_add(1); }
+  uint64_t next_event_id() { return next_event_.fetch_add(1); }
+  uint64_t next_graph_id() { return next_graph_.fetch_add(1); }
+
+  // How many outermost intercepted calls this thread has made.
+  static uint64_t thread_call_count();
+
+  // Called by ApiCall.
+  void on_enter();
+  void on_leave();
+
+  void after_fork_in_child();
+  void before_fork();
+  void after_fork_in_parent();
+
+ private:
+  Runtime();
+  void connect_locked();
+  void append_locked(wire::RecordType type, uint64_t request, const void* head, size_t head_size,
+                     const void* tail, size_t tail_size);
+  void flush_locked();
+  void send_frame_locked(wire::FrameType type, const void* body, size_t size);
+  void reader_loop();
+  [[noreturn]] void lost_daemon(const std::string& why);
+
+  std::mutex mu_;  // guards the batch buffer, the socket's write side and connection state
+  int fd_ = -1;
+  bool connected_ = false;
+  bool closed_ = false;
+  int host_ = 0;
+  wire::Welcome welcome_{};
+  std::vector<std::byte> batch_;
+  std::thread reader_;
+
+  std::mutex reply_mu_;
+  std::condition_variable reply_cv_;
+  std::map<uint64_t, int64_t> replies_;
+  uint64_t next_request_ = 1;
+
+  std::atomic<int64_t> clock_ps_{0};
+  std::atomic<uint64_t> next_stream_{wire::kFirstUserStream};
+  std::atomic<uint64_t> next_event_{1};
+  std::atomic<uint64_t> next_graph_{1};
+  std::atomic<bool> shutting_down_{false};
+
+  std::mutex kernels_mu_;
+  std::map<std::string, uint32_t> kernel_ids_;
+};
+
+// RAII marker for one intercepted API call (see Runtime::on_enter / on_leave).
+class ApiCall {
+ public:
+  ApiCall() { Runtime::get().on_enter(); }
+  ~ApiCall() { Runtime::get().on_leave(); }
+  ApiCall(const ApiCall&) = delete;
+  ApiCall& operator=(const ApiCall&) = delete;
+};
+
+// Prints "phantora: <message>" to stderr and ends the process.
+[[noreturn]] void fatal(const std::string& message);
+
+}  // namespace phantora::shim

@@ -1,0 +1,93 @@
+#include "shadow.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+namespace phantora::shim {
+
+ShadowStore& ShadowStore::get() {
+  static ShadowStore* instance = new ShadowStore();
+  return *instance;
+}
+
+ShadowStore::Page* ShadowStore::page_for_write(uint64_t page) {
+  auto it = pages_.find(page);
+  if (it != pages_.end()) return it->second.get();
+  if ((pages_.size() + 1) * kPage > kMaxTotal) return nullptr;
+  auto p = std::make_unique<Page>();
+  p->fill(0);
+  return pages_.emplace(page, std::move(p)).first->second.get();
+}
+
+void ShadowStore::discard_locked(uint64_t addr, uint64_t bytes) {
+  if (bytes == 0) return;
+  const uint64_t first = addr / kPage;
+  const uint64_t last = (addr + bytes - 1) / kPage;
+  if (last - first + 1 > pages_.size()) {
+    // Cheaper to scan what is stored than every page of a huge range.
+    for (auto it = pages_.begin(); it != pages_.end();) {
+      it = (it->first >= first && it->first <= last) ? pages_.erase(it) : std::next(it);
+    }
+    return;
+  }
+  for (uint64_t p = first; p <= last; ++p) pages_.erase(p);
+}
+
+void ShadowStore::write(uint64_t addr, const void* src, uint64_t bytes) {
+  std::lock_guard lock(mu_);
+  if (bytes > kMaxWrite) return discard_locked(addr, bytes);
+  const auto* in = static_cast<const uint8_t*>(src);
+  for (uint64_t done = 0; done < bytes;) {
+    const uint64_t a = addr + done;
+    const uint64_t off = a % kPage;
+    const uint64_t n = std::min(bytes - done, kPage - off);
+    Page* page = page_for_write(a / kPage);
+    if (page == nullptr) return discard_locked(addr, bytes);
+    std::memcpy(page->data() + off, in + done, n);
+    done += n;
+  }
+}
+
+void ShadowStore::fill(uint64_t addr, uint8_t value, uint64_t bytes) {
+  if (bytes > kMaxWrite) {
+    std::lock_guard lock(mu_);
+    return discard_locked(addr, bytes);
+  }
+  std::vector<uint8_t> buf(bytes, value);
+  write(addr, buf.data(), bytes);
+}
+
+void ShadowStore::read(uint64_t addr, void* dst, uint64_t bytes) const {
+  std::lock_guard lock(mu_);
+  auto* out = static_cast<uint8_t*>(dst);
+  for (uint64_t done = 0; done < bytes;) {
+    const uint64_t a = addr + done;
+    const uint64_t off = a % kPage;
+    const uint64_t n = std::min(bytes - done, kPage - off);
+    auto it = pages_.find(a / kPage);
+    if (it == pages_.end()) {
+      std::memset(out + done, 0, n);
+    } else {
+      std::memcpy(out + done, it->second->data() + off, n);
+    }
+    done += n;
+  }
+}
+
+void ShadowStore::copy(uint64_t dst, uint64_t src, uint64_t bytes) {
+  if (bytes > kMaxWrite) {
+    std::lock_guard lock(mu_);
+    return discard_locked(dst, bytes);
+  }
+  std::vector<uint8_t> buf(bytes);
+  read(src, buf.data(), bytes);
+  write(dst, buf.data(), bytes);
+}
+
+void ShadowStore::discard(uint64_t addr, uint64_t bytes) {
+  std::lock_guard lock(mu_);
+  discard_locked(addr, bytes);
+}
+
+}  // namespace phantora::shim

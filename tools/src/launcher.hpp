@@ -1,0 +1,37 @@
+// Starts the job's command once per simulated host, each in its own process group, and waits
+// for all of them — forwarding Ctrl-C/SIGTERM and enforcing a wall-clock timeout, so that no
+// process outlives the run.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace phantora::tools {
+
+struct HostLaunch {
+  int host = 0;
+  std::vector<std::string> argv;
+  std::map<std::string, std::string> env;  // added to (or replacing in) the inherited environment
+};
+
+struct HostExit {
+  int host = 0;
+  int pid = 0;
+  int exit_code = 0;  // 128 + signal number when a signal ended it
+  std::string how;    // "exited with 0", "killed by signal 9 (Killed)"
+};
+
+struct LaunchResult {
+  std::vector<HostExit> hosts;
+  bool interrupted = false;  // Ctrl-C or SIGTERM reached phantora
+  bool timed_out = false;
+};
+
+// Throws std::runtime_error if a command cannot be started (with the reason from exec).
+LaunchResult launch_and_wait(const std::vector<HostLaunch>& launches,
+                             std::optional<std::chrono::seconds> timeout);
+
+}  // namespace phantora::tools

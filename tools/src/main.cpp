@@ -1,0 +1,71 @@
+// The `phantora` command.
+#include <iostream>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
+
+#include "phantora/kernels/data_error.hpp"
+#include "phantora/kernels/gpu_catalog.hpp"
+#include "run_command.hpp"
+
+using phantora::tools::RunOptions;
+
+int main(int argc, char** argv) {
+  CLI::App app{"phantora: run unmodified GPU programs on a simulated GPU cluster"};
+  app.require_subcommand(1);
+  std::string log_level = "warn";
+  app.add_option("--log-level", log_level, "Daemon log level: trace, debug, info, warn, error")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
+
+  RunOptions run;
+  CLI::App* run_cmd = app.add_subcommand("run", "Run a command on a simulated cluster");
+  run_cmd->add_option("--hosts", run.hosts, "Number of simulated hosts")->capture_default_str();
+  run_cmd->add_option("--gpus-per-host", run.gpus_per_host, "GPUs per host")->capture_default_str();
+  run_cmd->add_option("--gpu", run.gpu, "GPU model (see `phantora gpus`)")->capture_default_str();
+  run_cmd->add_option("--topology", run.topology, "Cluster topology file (TOML, docs/topology.md)")
+      ->check(CLI::ExistingFile);
+  run_cmd->add_option("--out", run.out, "Directory for report.json and trace.json")
+      ->capture_default_str();
+  run_cmd
+      ->add_option("--cpu-time", run.cpu_time,
+                   "How host time advances between calls: measured (process CPU time), model "
+                   "(fixed cost per call, deterministic) or zero")
+      ->check(CLI::IsMember({"measured", "model", "zero"}))
+      ->capture_default_str();
+  run_cmd
+      ->add_option("--kernel-times", run.kernel_times,
+                   "CSV of pinned kernel durations (header: kernel,duration_us)")
+      ->check(CLI::ExistingFile);
+  run_cmd
+      ->add_option("--launch-latency-us", run.launch_latency_us,
+                   "Latency from a launch call to the GPU starting the work")
+      ->capture_default_str();
+  run_cmd
+      ->add_option("--call-cost-us", run.call_cost_us,
+                   "Host time charged per GPU-work API call (measured and model modes)")
+      ->capture_default_str();
+  run_cmd->add_option("--timeout", run.timeout_s,
+                      "Stop the run after this many wall-clock seconds");
+  run_cmd->add_flag("--quiet,-q", run.quiet, "Print no banner or summary");
+  run_cmd->add_option("command", run.command, "The command to run, after --")->required();
+
+  CLI::App* gpus_cmd = app.add_subcommand("gpus", "List the GPU models the simulator knows");
+
+  CLI11_PARSE(app, argc, argv);
+  spdlog::set_level(spdlog::level::from_str(log_level));
+  spdlog::set_pattern("phantora: %l: %v");
+
+  try {
+    if (*gpus_cmd) {
+      for (const auto& p : phantora::kernels::GpuCatalog::builtin().presets()) {
+        std::cout << phantora::kernels::format_preset(p) << "\n";
+      }
+      return 0;
+    }
+    return phantora::tools::run_command(run);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "phantora: error: {}\n", e.what());
+    return 2;
+  }
+}

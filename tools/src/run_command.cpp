@@ -1,0 +1,183 @@
+#include "run_command.hpp"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+
+#include "launcher.hpp"
+#include "phantora/kernels/cost_model.hpp"
+#include "phantora/kernels/gpu_catalog.hpp"
+#include "phantora/simcore/kernels_cost_provider.hpp"
+#include "phantora/simcore/report.hpp"
+#include "phantora/simcore/server.hpp"
+#include "phantora/simcore/simulation.hpp"
+#include "shim_location.hpp"
+
+namespace phantora::tools {
+namespace {
+
+wire::CpuTimeMode parse_cpu_time(const std::string& s) {
+  if (s == "measured") return wire::CpuTimeMode::kMeasured;
+  if (s == "model") return wire::CpuTimeMode::kModel;
+  if (s == "zero") return wire::CpuTimeMode::kZero;
+  throw std::invalid_argument(
+      fmt::format("--cpu-time must be measured, model or zero (got '{}')", s));
+}
+
+std::string random_token() {
+  unsigned char raw[16];
+  std::ifstream urandom("/dev/urandom", std::ios::binary);
+  if (!urandom.read(reinterpret_cast<char*>(raw), sizeof(raw))) {
+    throw std::runtime_error("cannot read /dev/urandom for the run token");
+  }
+  std::string token;
+  for (unsigned char c : raw) token += fmt::format("{:02x}", c);
+  return token;  // 32 characters: the whole wire::Hello::token field
+}
+
+// A private directory (mode 0700, from mkdtemp) for the run's socket; removed at the end.
+class RunDirectory {
+ public:
+  RunDirectory() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "phantora-XXXXXX").string();
+    if (mkdtemp(tmpl.data()) == nullptr)
+      throw std::runtime_error("cannot create a private run directory");
+    path_ = tmpl;
+  }
+  ~RunDirectory() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+}  // namespace
+
+int run_command(const RunOptions& o) {
+  // Everything that can be wrong with the input is checked before anything starts.
+  if (o.command.empty())
+    throw std::invalid_argument("no command given: phantora run [options] -- <command> [args]");
+  if (o.hosts < 1) throw std::invalid_argument("--hosts must be at least 1");
+  if (o.gpus_per_host < 1 || o.gpus_per_host > wire::kMaxDevicesPerHost - 1) {
+    throw std::invalid_argument(
+        fmt::format("--gpus-per-host must be between 1 and {}", wire::kMaxDevicesPerHost - 1));
+  }
+  if (o.launch_latency_us < 0 || o.call_cost_us < 0) {
+    throw std::invalid_argument("--launch-latency-us and --call-cost-us must not be negative");
+  }
+  const kernels::GpuPreset& gpu = kernels::GpuCatalog::builtin().find(o.gpu);
+  kernels::KernelTimes pinned;
+  if (o.kernel_times) pinned = kernels::KernelTimes::from_csv(*o.kernel_times);
+  const std::filesystem::path shim = find_shim();
+  std::filesystem::create_directories(o.out);
+
+  sim::SimulationConfig config;
+  config.hosts = o.hosts;
+  config.gpus_per_host = o.gpus_per_host;
+  config.gpu_name = gpu.key;
+  config.device = kernels::to_device_spec(gpu);
+  config.cpu_time = parse_cpu_time(o.cpu_time);
+  config.per_call_cost = SimTime::us(o.call_cost_us);
+  config.launch_latency = SimTime::us(o.launch_latency_us);
+  config.token = random_token();
+  config.trace_path = o.out / "trace.json";
+
+  sim::KernelsCostProvider costs(
+      kernels::CostModel(kernels::CostParams::builtin(), std::move(pinned)), gpu);
+  sim::Simulation simulation(config, costs);
+  RunDirectory run_dir;
+  const std::filesystem::path socket = run_dir.path() / "daemon.sock";
+  boost::asio::io_context io;
+  sim::Server server(io, socket, simulation);
+  std::thread io_thread([&io] { io.run(); });
+
+  std::vector<HostLaunch> launches;
+  for (int h = 0; h < o.hosts; ++h) {
+    HostLaunch l;
+    l.host = h;
+    l.argv = o.command;
+    const char* preload = std::getenv("LD_PRELOAD");
+    l.env = {
+        {"LD_PRELOAD", shim.string() + (preload && *preload ? std::string(":") + preload : "")},
+        {"PHANTORA_SOCKET", socket.string()},
+        {"PHANTORA_TOKEN", config.token},
+        {"PHANTORA_HOST", std::to_string(h)},
+        {"PHANTORA_HOSTS", std::to_string(o.hosts)},
+        {"PHANTORA_GPUS_PER_HOST", std::to_string(o.gpus_per_host)}};
+    launches.push_back(std::move(l));
+  }
+  if (!o.quiet) {
+    fmt::print(stderr, "phantora: simulating {} host(s) x {} {} ; running: {}\n", o.hosts,
+               o.gpus_per_host, gpu.device_name(), fmt::join(o.command, " "));
+  }
+
+  const auto wall_start = std::chrono::steady_clock::now();
+  LaunchResult launched;
+  std::string launch_error;
+  try {
+    launched = launch_and_wait(
+        launches, o.timeout_s ? std::optional(std::chrono::seconds(*o.timeout_s)) : std::nullopt);
+  } catch (const std::exception& e) {
+    launch_error = e.what();
+  }
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+
+  // The job's processes are gone; their connections close. Give stragglers (a process that
+  // escaped its host's process group) a moment, then end the daemon.
+  boost::asio::post(io, [&server, &io] {
+    server.shutdown(std::chrono::milliseconds(2000), [&io] { io.stop(); });
+  });
+  io_thread.join();
+
+  sim::RunOutcome outcome;
+  outcome.wall_seconds = wall;
+  outcome.command = o.command;
+  if (!launch_error.empty()) {
+    outcome.status = "failed";
+    outcome.exit_code = 127;
+    outcome.message = launch_error;
+  }
+  for (const HostExit& e : launched.hosts) {
+    if (e.exit_code != 0 && outcome.exit_code == 0) {
+      outcome.status = "failed";
+      outcome.exit_code = e.exit_code;
+      outcome.message = fmt::format("host {} (pid {}) {}", e.host, e.pid, e.how);
+    }
+  }
+  if (launched.timed_out) {
+    outcome.status = "failed";
+    outcome.exit_code = 124;
+    outcome.message = fmt::format("the run exceeded --timeout {} s and was stopped", *o.timeout_s);
+  }
+  if (launched.interrupted) {
+    outcome.status = "interrupted";
+    outcome.exit_code = 130;
+    outcome.message = "interrupted (SIGINT/SIGTERM); the report covers the run until then";
+  }
+
+  const sim::RunStats& stats = simulation.finish();
+  const nlohmann::json report = sim::make_report(config, stats, outcome);
+  sim::write_file_atomically(o.out / "report.json", report.dump(2) + "\n");
+  if (!o.quiet) {
+    std::cerr << sim::summary_table(report);
+    fmt::print(stderr, "  outputs: {}/report.json, {}/trace.json\n", o.out.string(),
+               o.out.string());
+  }
+  return outcome.exit_code;
+}
+
+}  // namespace phantora::tools
