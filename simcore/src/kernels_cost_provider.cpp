@@ -35,4 +35,28 @@ Cost KernelsCostProvider::memset(uint64_t bytes) {
   return Cost{model_.memset_cost(Bytes(bytes), gpu_), CostSource::kModelled};
 }
 
+// Until kernels-db has its GEMM model: time at the dtype's dense tensor peak, which is a lower
+// bound, marked as the default so the report shows it as unmeasured.
+Cost KernelsCostProvider::gemm(const wire::Gemm& g) {
+  const double flops = 2.0 * static_cast<double>(g.m) * static_cast<double>(g.n) *
+                       static_cast<double>(g.k) * static_cast<double>(g.batch);
+  double tflops = gpu_.perf.bf16_tflops;
+  switch (g.compute_type) {
+    case wire::DataType::kF32:
+      tflops = gpu_.perf.fp32_tflops;
+      break;
+    case wire::DataType::kTF32:
+      tflops = gpu_.perf.tf32_tflops;
+      break;
+    case wire::DataType::kFP8E4M3:
+    case wire::DataType::kFP8E5M2:
+      tflops = gpu_.perf.fp8_tflops;
+      break;
+    default:
+      break;
+  }
+  const double seconds = flops / (tflops * 1e12);
+  return Cost{std::max(SimTime::seconds(seconds), SimTime::us(2)), CostSource::kDefault};
+}
+
 }  // namespace phantora::sim

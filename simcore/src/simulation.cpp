@@ -9,6 +9,31 @@
 namespace phantora::sim {
 namespace {
 
+const char* to_string(wire::DataType t) {
+  switch (t) {
+    case wire::DataType::kF64:
+      return "f64";
+    case wire::DataType::kF32:
+      return "f32";
+    case wire::DataType::kTF32:
+      return "tf32";
+    case wire::DataType::kF16:
+      return "f16";
+    case wire::DataType::kBF16:
+      return "bf16";
+    case wire::DataType::kFP8E4M3:
+      return "fp8e4m3";
+    case wire::DataType::kFP8E5M2:
+      return "fp8e5m2";
+    case wire::DataType::kI8:
+      return "i8";
+    case wire::DataType::kI32:
+      return "i32";
+    default:
+      return "?";
+  }
+}
+
 template <typename T>
 T read_body(std::span<const std::byte> body, std::string_view what) {
   if (body.size() < sizeof(T)) {
@@ -174,6 +199,20 @@ void Simulation::blocking(ClientId id, const wire::RecordHeader& h, SimTime done
   }
 }
 
+// GEMMs appear in the trace and the top-kernel table under a name that states their shape.
+uint32_t Simulation::gemm_label(Client& c, const wire::Gemm& g) {
+  const std::string name = fmt::format("gemm {}x{}x{}{} {}{}", g.m, g.n, g.k,
+                                       g.batch > 1 ? fmt::format(" batch {}", g.batch) : "",
+                                       to_string(g.a_type), g.epilogue ? " +epilogue" : "");
+  auto it = c.synthetic_labels.find(name);
+  if (it != c.synthetic_labels.end()) return it->second;
+  // Synthetic labels count down from the top so they never meet the shim's kernel ids.
+  const uint32_t label = 0xffffffffu - static_cast<uint32_t>(c.synthetic_labels.size());
+  c.synthetic_labels.emplace(name, label);
+  c.kernels[label] = name;
+  return label;
+}
+
 SimTime Simulation::graph_cost(Client& c, uint64_t graph) {
   auto it = c.graphs.find(graph);
   if (it == c.graphs.end()) throw ProtocolError(fmt::format("launch of unknown graph {}", graph));
@@ -275,6 +314,16 @@ void Simulation::apply(ClientId id, Client& c, const wire::RecordHeader& h,
       const SimTime end = engine_.submit(
           id, s, at, OpDesc{OpKind::kMemset, cost.duration, cost.source, 0, m.bytes});
       blocking(id, h, end, "memset", replies);
+      return;
+    }
+    case wire::RecordType::kGemm: {
+      const auto g = read_exact<wire::Gemm>(body, "gemm");
+      if (g.m < 0 || g.n < 0 || g.k < 0 || g.batch < 1)
+        throw ProtocolError("gemm with negative size");
+      const Cost cost = costs_.gemm(g);
+      const StreamId s = stream_for(id, c, g.stream, g.device);
+      const uint32_t label = gemm_label(c, g);
+      engine_.submit(id, s, at, OpDesc{OpKind::kKernel, cost.duration, cost.source, label, 0});
       return;
     }
     case wire::RecordType::kHostFunc: {

@@ -103,6 +103,7 @@ enum class RecordType : uint16_t {
   kDefineGraph = 15,     // DefineGraph + nodes
   kGraphLaunch = 16,     // GraphLaunch
   kHostFunc = 17,        // StreamRef: a host callback enqueued on a stream (zero GPU time)
+  kGemm = 18,            // Gemm: a cuBLAS / cuBLASLt matrix multiply with its full descriptor
 };
 
 struct RecordHeader {
@@ -228,6 +229,38 @@ struct GraphLaunch {
   int32_t device = 0;
   uint32_t pad = 0;
 };
+
+// Element types of library calls (cuBLAS, NCCL), independent of any NVIDIA header.
+enum class DataType : uint8_t {
+  kUnknown = 0,
+  kF64 = 1,
+  kF32 = 2,
+  kTF32 = 3,  // F32 storage computed on tensor cores
+  kF16 = 4,
+  kBF16 = 5,
+  kFP8E4M3 = 6,
+  kFP8E5M2 = 7,
+  kI8 = 8,
+  kI32 = 9,
+  kU8 = 10,
+  kI64 = 11,
+  kU32 = 12,
+  kU64 = 13,
+};
+
+// C = epilogue(alpha * op(A) * op(B) + beta * C), `batch` independent products of m x n x k.
+struct Gemm {
+  uint64_t stream = 0;
+  int32_t device = 0;
+  uint32_t api = 0;  // which entry point issued it (intercept's own numbering, for the trace)
+  int64_t m = 0, n = 0, k = 0;
+  int64_t batch = 1;
+  DataType a_type{}, b_type{}, c_type{}, compute_type{};
+  uint8_t trans_a = 0, trans_b = 0;
+  uint8_t epilogue = 0;  // 0 none; cuBLASLt epilogue bits otherwise (bias, gelu, relu ...)
+  uint8_t pad = 0;
+};
+static_assert(std::is_trivially_copyable_v<Gemm>);
 
 enum class ReplyStatus : uint32_t { kOk = 0, kError = 1 };
 

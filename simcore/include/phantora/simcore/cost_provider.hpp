@@ -28,6 +28,7 @@ class CostProvider {
   virtual Cost kernel(const KernelLaunch& launch) = 0;
   virtual Cost copy(wire::CopyKind kind, uint64_t bytes, bool pinned) = 0;
   virtual Cost memset(uint64_t bytes) = 0;
+  virtual Cost gemm(const wire::Gemm& gemm) = 0;
 };
 
 }  // namespace phantora::sim

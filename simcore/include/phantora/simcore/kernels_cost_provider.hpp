@@ -14,6 +14,7 @@ class KernelsCostProvider : public CostProvider {
   Cost kernel(const KernelLaunch& launch) override;
   Cost copy(wire::CopyKind kind, uint64_t bytes, bool pinned) override;
   Cost memset(uint64_t bytes) override;
+  Cost gemm(const wire::Gemm& gemm) override;
 
  private:
   kernels::CostModel model_;

@@ -70,6 +70,7 @@ class Simulation {
   struct Client {
     ClientInfo info;
     std::map<uint32_t, std::string> kernels;
+    std::map<std::string, uint32_t> synthetic_labels;  // GEMM shapes and other library calls
     std::map<uint64_t, std::vector<wire::GraphNode>> graphs;
     std::map<uint64_t, std::pair<int, uint64_t>> allocations;  // address -> (device, bytes)
     std::map<StreamId, int> stream_device;
@@ -84,6 +85,7 @@ class Simulation {
   StreamId stream_for(ClientId id, Client& c, uint64_t stream, int device);
   void check_device(const Client& c, int device) const;
   SimTime graph_cost(Client& c, uint64_t graph);
+  uint32_t gemm_label(Client& c, const wire::Gemm& g);
   void blocking(ClientId id, const wire::RecordHeader& h, SimTime done, std::string_view what,
                 std::vector<wire::Reply>& replies);
   void note_host_time(Client& c, SimTime t);

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs what Phantora needs to build (Debian 12 packages) and builds it into build/.
+# Idempotent: packages already present are not reinstalled, the build is incremental.
+# Needs the CUDA toolkit (headers and nvcc) in /usr/local/cuda or CUDAToolkit_ROOT.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(cmake g++ make python3 binutils libboost-dev libboost-system-dev libspdlog-dev
+          libfmt-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev libsqlite3-dev
+          libgtest-dev libgmock-dev libbenchmark-dev clang-format)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
+  export PATH=/usr/local/cuda/bin:$PATH
+fi
+if ! command -v nvcc >/dev/null 2>&1; then
+  echo "setup: nvcc not found. Install the CUDA toolkit (12.x or 13.x) into /usr/local/cuda." >&2
+  exit 1
+fi
+
+BUILD_DIR=${BUILD_DIR:-build}
+cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo ${PHANTORA_CMAKE_ARGS:-} >/dev/null
+cmake --build "$BUILD_DIR" -j"$(nproc)"
+echo "setup: built $BUILD_DIR/tools/phantora"
