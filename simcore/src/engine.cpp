@@ -1,6 +1,7 @@
 #include "phantora/simcore/engine.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -23,6 +24,8 @@ const char* to_string(OpKind k) {
       return "graph";
     case OpKind::kHostFunc:
       return "host-func";
+    case OpKind::kCollective:
+      return "collective";
   }
   return "?";
 }
@@ -50,23 +53,35 @@ void Engine::create_stream(ClientId client, StreamId stream, int device, bool no
   if (!inserted) {
     throw std::invalid_argument(fmt::format("client {} created stream {} twice", client, stream));
   }
-  it->second.device = device;
-  it->second.non_blocking = non_blocking;
-  device_streams_[DeviceKey{client, device}].push_back(stream);
+  Stream& s = it->second;
+  s.client = client;
+  s.id = stream;
+  s.device = device;
+  s.non_blocking = non_blocking;
+  device_streams_[DeviceKey{client, device}].push_back(&s);
 }
 
 void Engine::ensure_legacy_stream(ClientId client, StreamId stream, int device) {
   if (streams_.contains(StreamKey{client, stream})) return;
   create_stream(client, stream, device, /*non_blocking=*/false);
-  streams_[StreamKey{client, stream}].legacy = true;
-  legacy_of_[DeviceKey{client, device}] = stream;
+  Stream& s = streams_.at(StreamKey{client, stream});
+  s.legacy = true;
+  legacy_of_[DeviceKey{client, device}] = &s;
 }
 
 void Engine::destroy_stream(ClientId client, StreamId stream) {
   // cudaStreamDestroy returns at once and lets queued work finish, so the stream's work
-  // still counts for device synchronisation: keep the record and just stop accepting work.
-  // Ids are never reused by the shim, so nothing else is needed.
+  // still counts for device synchronisation: keep the record. Ids are never reused.
   stream_ref(client, stream);
+}
+
+bool Engine::has_stream(ClientId client, StreamId stream) const {
+  return find_stream(client, stream) != nullptr;
+}
+
+int Engine::stream_device(ClientId client, StreamId stream) const {
+  const Stream* s = find_stream(client, stream);
+  return s == nullptr ? -1 : s->device;
 }
 
 Engine::Stream& Engine::stream_ref(ClientId client, StreamId stream) {
@@ -77,74 +92,281 @@ Engine::Stream& Engine::stream_ref(ClientId client, StreamId stream) {
   return it->second;
 }
 
-SimTime Engine::legacy_barrier(ClientId client, const Stream& s) const {
-  if (s.non_blocking) return SimTime::zero();
-  auto dev = device_streams_.find(DeviceKey{client, s.device});
-  if (dev == device_streams_.end()) return SimTime::zero();
-  SimTime barrier = SimTime::zero();
-  if (s.legacy) {
-    // Legacy stream waits for every blocking stream of its device.
-    for (StreamId other : dev->second) {
-      const Stream& o = streams_.at(StreamKey{client, other});
-      if (!o.non_blocking) barrier = std::max(barrier, o.tail);
-    }
-  } else if (auto legacy = legacy_of_.find(DeviceKey{client, s.device});
-             legacy != legacy_of_.end()) {
-    barrier = streams_.at(StreamKey{client, legacy->second}).tail;
-  }
-  return barrier;
+const Engine::Stream* Engine::find_stream(ClientId client, StreamId stream) const {
+  auto it = streams_.find(StreamKey{client, stream});
+  return it == streams_.end() ? nullptr : &it->second;
 }
 
-SimTime Engine::place(ClientId client, StreamId, Stream& s, SimTime host_time, SimTime cost) {
-  const SimTime start =
-      std::max({host_time + config_.launch_latency, s.tail, legacy_barrier(client, s)});
-  s.tail = start + cost;
-  horizon_ = std::max(horizon_, s.tail);
-  return start;
+Engine::Version Engine::implicit_record(Stream& s) {
+  const Version v = next_version_++;
+  EventState& e = versions_[v];
+  e.latest = false;  // no user event names it
+  Item item;
+  item.kind = ItemKind::kRecord;
+  item.implicit = true;
+  item.version = v;
+  s.queue.push_back(item);
+  return v;
+}
+
+void Engine::add_legacy_dependency(Stream& s, Item& item) {
+  if (s.non_blocking || item.implicit) return;
+  auto depend_on = [&](Stream& other) {
+    if (&other == &s || other.non_blocking) return;
+    if (other.queue.empty()) {
+      // Everything submitted to `other` so far is placed: its tail is final for them.
+      item.barrier = std::max(item.barrier, other.tail);
+      return;
+    }
+    Item wait;
+    wait.kind = ItemKind::kWait;
+    wait.implicit = true;
+    wait.version = implicit_record(other);
+    versions_[wait.version].refs++;
+    s.queue.push_back(wait);
+  };
+  if (s.legacy) {
+    for (Stream* other : device_streams_[DeviceKey{s.client, s.device}]) depend_on(*other);
+  } else if (auto legacy = legacy_of_.find(DeviceKey{s.client, s.device});
+             legacy != legacy_of_.end()) {
+    depend_on(*legacy->second);
+  }
+}
+
+void Engine::push(Stream& s, Item item) {
+  add_legacy_dependency(s, item);
+  s.queue.push_back(item);
+  ready_.push_back(&s);
+  run_ready();
+}
+
+void Engine::run_ready() {
+  if (draining_) return;  // the outer loop picks up what was added
+  draining_ = true;
+  while (!ready_.empty()) {
+    Stream* s = ready_.back();
+    ready_.pop_back();
+    drain(*s);
+  }
+  draining_ = false;
+}
+
+void Engine::drain(Stream& s) {
+  while (!s.queue.empty()) {
+    Item& item = s.queue.front();
+    const SimTime launch =
+        item.implicit ? SimTime::zero() : item.host_time + config_.launch_latency;
+    const SimTime start = std::max({launch, s.tail, item.barrier});
+    switch (item.kind) {
+      case ItemKind::kOp: {
+        s.tail = start + item.desc.cost;
+        horizon_ = std::max(horizon_, s.tail);
+        if (observer_ != nullptr) {
+          observer_->on_op(
+              CompletedOp{s.client, s.device, s.id, item.desc, item.host_time, start, s.tail, 0});
+        }
+        break;
+      }
+      case ItemKind::kRecord:
+        s.tail = start;
+        resolve(item.version, start);
+        break;
+      case ItemKind::kWait: {
+        EventState& e = versions_.at(item.version);
+        if (!e.resolved) {
+          e.blocked.push_back(&s);
+          return;
+        }
+        s.tail = std::max(start, e.time);
+        release_ref(item.version);
+        break;
+      }
+      case ItemKind::kCollective:
+        if (!item.arrived) {
+          item.arrived = true;
+          s.tail = start;
+          if (observer_ != nullptr)
+            observer_->on_collective_ready(s.client, s.id, item.token, start);
+        }
+        return;  // holds the stream until complete_collective()
+    }
+    s.queue.pop_front();
+  }
+}
+
+void Engine::resolve(Version v, SimTime t) {
+  auto it = versions_.find(v);
+  if (it == versions_.end()) return;
+  EventState& e = it->second;
+  e.resolved = true;
+  e.time = t;
+  for (Stream* s : e.blocked) ready_.push_back(s);
+  e.blocked.clear();
+  std::vector<Callback> waiters = std::move(e.waiters);
+  e.waiters.clear();
+  maybe_forget(v);
+  for (auto& w : waiters) w(t);
+}
+
+void Engine::release_ref(Version v) {
+  auto it = versions_.find(v);
+  if (it == versions_.end()) return;
+  it->second.refs--;
+  maybe_forget(v);
+}
+
+void Engine::maybe_forget(Version v) {
+  auto it = versions_.find(v);
+  const EventState& e = it->second;
+  if (e.resolved && e.refs <= 0 && !e.latest && e.waiters.empty() && e.blocked.empty())
+    versions_.erase(it);
 }
 
 SimTime Engine::submit(ClientId client, StreamId stream, SimTime host_time, const OpDesc& op) {
   Stream& s = stream_ref(client, stream);
-  const SimTime start = place(client, stream, s, host_time, op.cost);
-  if (observer_ != nullptr) {
-    observer_->on_op(CompletedOp{client, s.device, stream, op, host_time, start, s.tail});
+  Item item;
+  item.kind = ItemKind::kOp;
+  item.host_time = host_time;
+  item.desc = op;
+  push(s, item);
+  return s.queue.empty() ? s.tail : SimTime::infinite();
+}
+
+void Engine::submit_collective(ClientId client, StreamId stream, SimTime host_time,
+                               uint64_t token) {
+  Stream& s = stream_ref(client, stream);
+  Item item;
+  item.kind = ItemKind::kCollective;
+  item.host_time = host_time;
+  item.token = token;
+  push(s, item);
+}
+
+void Engine::complete_collective(ClientId client, StreamId stream, uint64_t token, SimTime start,
+                                 SimTime end, const OpDesc& op) {
+  Stream& s = stream_ref(client, stream);
+  if (s.queue.empty() || s.queue.front().kind != ItemKind::kCollective ||
+      s.queue.front().token != token || !s.queue.front().arrived) {
+    throw std::logic_error(
+        fmt::format("collective {} completed but is not at the head of stream {}", token, stream));
   }
-  return s.tail;
+  const Item item = s.queue.front();
+  s.queue.pop_front();
+  s.tail = std::max(s.tail, end);
+  horizon_ = std::max(horizon_, s.tail);
+  if (observer_ != nullptr) {
+    observer_->on_op(CompletedOp{s.client, s.device, s.id, op, item.host_time, start, end, token});
+  }
+  ready_.push_back(&s);
+  run_ready();
 }
 
 void Engine::record_event(ClientId client, EventId event, StreamId stream, SimTime host_time) {
   Stream& s = stream_ref(client, stream);
-  place(client, stream, s, host_time, SimTime::zero());
-  events_[{client, event}] = s.tail;
+  const Version v = next_version_++;
+  auto [slot, inserted] = user_events_.try_emplace({client, event}, v);
+  if (!inserted) {
+    const Version old = slot->second;
+    slot->second = v;
+    if (auto it = versions_.find(old); it != versions_.end()) {
+      it->second.latest = false;
+      maybe_forget(old);
+    }
+  }
+  versions_[v];
+  Item item;
+  item.kind = ItemKind::kRecord;
+  item.host_time = host_time;
+  item.version = v;
+  push(s, item);
 }
 
 void Engine::wait_event(ClientId client, StreamId stream, EventId event, SimTime host_time) {
   Stream& s = stream_ref(client, stream);
-  // Waiting on an event that was never recorded is a no-op in CUDA.
-  auto it = events_.find({client, event});
-  const SimTime start = place(client, stream, s, host_time, SimTime::zero());
-  if (it != events_.end()) s.tail = std::max(start, it->second);
+  auto it = user_events_.find({client, event});
+  Item item;
+  item.host_time = host_time;
+  if (it == user_events_.end()) {
+    // Waiting on an event never recorded is a no-op in CUDA; it still is a stream operation.
+    item.kind = ItemKind::kOp;
+    item.desc = OpDesc{OpKind::kWaitEvent, SimTime::zero(), CostSource::kNone, 0, 0};
+  } else {
+    item.kind = ItemKind::kWait;
+    item.version = it->second;
+    versions_.at(item.version).refs++;
+  }
+  push(s, item);
+}
+
+void Engine::when_stream_done(ClientId client, StreamId stream, Callback done) {
+  Stream& s = stream_ref(client, stream);
+  if (s.queue.empty()) return done(s.tail);
+  const Version v = implicit_record(s);
+  versions_.at(v).waiters.push_back(std::move(done));
+}
+
+void Engine::when_event_done(ClientId client, EventId event, Callback done) {
+  auto it = user_events_.find({client, event});
+  if (it == user_events_.end()) return done(SimTime::zero());  // never recorded: complete
+  EventState& e = versions_.at(it->second);
+  if (e.resolved) return done(e.time);
+  e.waiters.push_back(std::move(done));
+}
+
+void Engine::when_device_done(ClientId client, int device, Callback done) {
+  // Joins the ends of every stream of the device: replies when the last one is known.
+  struct Join {
+    size_t remaining = 1;  // one for this function itself, released at the end
+    SimTime latest;
+    Callback done;
+  };
+  auto join = std::make_shared<Join>();
+  join->done = std::move(done);
+  auto arrive = [join](SimTime t) {
+    join->latest = std::max(join->latest, t);
+    if (--join->remaining == 0) join->done(join->latest);
+  };
+  for (Stream* s : device_streams_[DeviceKey{client, device}]) {
+    join->remaining++;
+    when_stream_done(client, s->id, arrive);
+  }
+  arrive(SimTime::zero());
+}
+
+void Engine::when_client_done(ClientId client, Callback done) {
+  std::vector<int> devices;
+  for (const auto& [key, streams] : device_streams_) {
+    if (key.client == client) devices.push_back(key.device);
+  }
+  auto remaining =
+      std::make_shared<std::pair<size_t, SimTime>>(devices.size() + 1, SimTime::zero());
+  auto arrive = [remaining, done = std::move(done)](SimTime t) {
+    remaining->second = std::max(remaining->second, t);
+    if (--remaining->first == 0) done(remaining->second);
+  };
+  for (int d : devices) when_device_done(client, d, arrive);
+  arrive(SimTime::zero());
 }
 
 std::optional<SimTime> Engine::stream_done(ClientId client, StreamId stream) const {
-  auto it = streams_.find(StreamKey{client, stream});
-  if (it == streams_.end()) return std::nullopt;
-  // A legacy-stream sync also covers the blocking streams it is ordered after only for work
-  // submitted to it; CUDA's cudaStreamSynchronize(0) waits for the legacy stream alone.
-  return it->second.tail;
+  const Stream* s = find_stream(client, stream);
+  if (s == nullptr || !s->queue.empty()) return std::nullopt;
+  return s->tail;
 }
 
 std::optional<SimTime> Engine::event_done(ClientId client, EventId event) const {
-  auto it = events_.find({client, event});
-  if (it == events_.end()) return std::nullopt;
-  return it->second;
+  auto it = user_events_.find({client, event});
+  if (it == user_events_.end()) return std::nullopt;
+  const EventState& e = versions_.at(it->second);
+  if (!e.resolved) return std::nullopt;
+  return e.time;
 }
 
 SimTime Engine::device_done(ClientId client, int device) const {
   SimTime done = SimTime::zero();
   auto dev = device_streams_.find(DeviceKey{client, device});
   if (dev == device_streams_.end()) return done;
-  for (StreamId s : dev->second) done = std::max(done, streams_.at(StreamKey{client, s}).tail);
+  for (const Stream* s : dev->second) done = std::max(done, s->tail);
   return done;
 }
 
@@ -155,6 +377,12 @@ SimTime Engine::client_done(ClientId client) const {
     done = std::max(done, it->second.tail);
   }
   return done;
+}
+
+size_t Engine::waiting_items() const {
+  size_t n = 0;
+  for (const auto& [key, s] : streams_) n += s.queue.size();
+  return n;
 }
 
 }  // namespace phantora::sim

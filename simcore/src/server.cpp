@@ -20,6 +20,9 @@ class Session : public std::enable_shared_from_this<Session> {
       : socket_(std::move(socket)), server_(server) {}
 
   void start() { read_header(); }
+  void send_reply(const wire::Reply& r) {
+    if (!ended_) send(wire::FrameType::kReply, &r, sizeof(r));
+  }
   void close() {
     boost::system::error_code ignored;
     socket_.close(ignored);
@@ -54,6 +57,9 @@ class Session : public std::enable_shared_from_this<Session> {
                          handle();
                        } catch (const ProtocolError& e) {
                          return end(fmt::format("protocol error: {}", e.what()));
+                       } catch (const CollectiveError& e) {
+                         server_.fail(e.what());
+                         return end(e.what());
                        } catch (const std::exception& e) {
                          return end(fmt::format("rejected: {}", e.what()));
                        }
@@ -71,6 +77,7 @@ class Session : public std::enable_shared_from_this<Session> {
         std::memcpy(&h, payload_.data(), sizeof(h));
         const wire::Welcome w = sim.hello(h);
         client_ = w.client_id;
+        server_.bind_client(w.client_id, weak_from_this());
         send(wire::FrameType::kWelcome, &w, sizeof(w));
         return;
       }
@@ -142,7 +149,23 @@ class Session : public std::enable_shared_from_this<Session> {
 
 Server::Server(asio::io_context& io, const std::filesystem::path& socket_path, Simulation& sim)
     : io_(io), acceptor_(io, stream_protocol::endpoint(socket_path.string())), sim_(sim) {
+  sim_.set_reply_sink([this](ClientId client, const wire::Reply& r) {
+    auto it = by_client_.find(client);
+    if (it == by_client_.end()) return;
+    if (auto session = it->second.lock()) session->send_reply(r);
+  });
   accept();
+}
+
+void Server::bind_client(ClientId id, std::weak_ptr<Session> session) {
+  by_client_[id] = std::move(session);
+}
+
+void Server::fail(const std::string& why) {
+  if (failed_) return;
+  failed_ = true;
+  spdlog::error("{}", why);
+  if (on_failure_) on_failure_(why);
 }
 
 Server::~Server() = default;

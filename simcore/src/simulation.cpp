@@ -60,6 +60,10 @@ T read_exact(std::span<const std::byte> body, std::string_view what) {
 class Simulation::TraceObserver : public Observer {
  public:
   explicit TraceObserver(Simulation& sim) : sim_(sim) {}
+  void on_collective_ready(ClientId client, StreamId stream, uint64_t token,
+                           SimTime ready) override {
+    sim_.collectives_.ready(client, stream, token, ready);
+  }
   void on_op(const CompletedOp& op) override {
     Client& c = sim_.clients_.at(op.client);
     const SimTime duration = op.end - op.start;
@@ -77,7 +81,10 @@ class Simulation::TraceObserver : public Observer {
       k.total += duration;
       k.source = op.desc.source;
     }
-    if (sim_.trace_ == nullptr || op.desc.kind == OpKind::kWaitEvent) return;
+    // Collectives write their own spans, with algorithm and bandwidth.
+    if (sim_.trace_ == nullptr || op.desc.kind == OpKind::kWaitEvent ||
+        op.desc.kind == OpKind::kCollective)
+      return;
     nlohmann::json args = {{"source", to_string(op.desc.source)},
                            {"submitted_us", op.submitted.as_us()},
                            {"gpu", gpu}};
@@ -95,7 +102,29 @@ Simulation::Simulation(SimulationConfig config, CostProvider& costs)
       trace_(config_.trace_path.empty() ? nullptr
                                         : std::make_unique<TraceWriter>(config_.trace_path)),
       observer_(std::make_unique<TraceObserver>(*this)),
-      engine_(EngineConfig{config_.launch_latency}, observer_.get()) {
+      engine_(EngineConfig{config_.launch_latency}, observer_.get()),
+      network_(config_.topology ? *config_.topology
+                                : net::Topology::for_cluster(config_.hosts, config_.gpus_per_host,
+                                                             config_.gpu_name)),
+      collectives_(
+          engine_, network_,
+          Collectives::Hooks{
+              [this](ClientId c, uint64_t request, SimTime t, int32_t v0, int32_t v1) {
+                reply(c, request, t, v0, v1);
+              },
+              [this](ClientId c, int device) { return global_gpu(clients_.at(c), device); },
+              [this](ClientId c) { return describe(c); },
+              [this](ClientId c, StreamId stream, const std::string& name, SimTime start,
+                     SimTime end, const nlohmann::json& args) {
+                if (trace_ != nullptr)
+                  trace_->span(c, stream, name, "collective", start, end, args);
+              }}) {
+  if (network_.topology().hosts() != config_.hosts ||
+      network_.topology().gpus_per_host() != config_.gpus_per_host) {
+    throw std::invalid_argument(fmt::format(
+        "the topology describes {} hosts x {} GPUs, the run {} x {}", network_.topology().hosts(),
+        network_.topology().gpus_per_host(), config_.hosts, config_.gpus_per_host));
+  }
   stats_.gpus.resize(static_cast<size_t>(config_.hosts) * config_.gpus_per_host);
 }
 
@@ -172,6 +201,12 @@ StreamId Simulation::stream_for(ClientId id, Client& c, uint64_t stream, int dev
 void Simulation::batch(ClientId id, std::span<const std::byte> payload,
                        std::vector<wire::Reply>& replies) {
   Client& c = client(id);
+  batch_client_ = id;
+  batch_replies_ = &replies;
+  struct Reset {
+    std::vector<wire::Reply>*& slot;
+    ~Reset() { slot = nullptr; }
+  } reset{batch_replies_};
   while (!payload.empty()) {
     const auto h = read_body<wire::RecordHeader>(payload, "record header");
     payload = payload.subspan(sizeof(wire::RecordHeader));
@@ -181,22 +216,74 @@ void Simulation::batch(ClientId id, std::span<const std::byte> payload,
     }
     if (h.host_time_ps < 0) throw ProtocolError("negative host time");
     note_host_time(c, SimTime::ps(h.host_time_ps));
-    apply(id, c, h, payload.first(h.size), replies);
+    apply(id, c, h, payload.first(h.size));
     payload = payload.subspan(h.size);
+  }
+  progress();
+}
+
+SimTime Simulation::safe_time() const {
+  SimTime safe = SimTime::infinite();
+  for (const Client& c : clients_) {
+    // A client blocked in a call cannot submit until the simulation answers it, and it is
+    // answered at or after the time of what it waits for: it does not bound the network.
+    if (!c.connected || c.outstanding > 0) continue;
+    safe = std::min(safe, c.info.host_clock + config_.launch_latency);
+  }
+  return safe;
+}
+
+void Simulation::progress() {
+  for (;;) {
+    const SimTime next = network_.next_event_time();
+    if (next.is_infinite() || next > safe_time()) return;
+    collectives_.completed(network_.advance_to(next));
   }
 }
 
-void Simulation::blocking(ClientId id, const wire::RecordHeader& h, SimTime done,
-                          std::string_view what, std::vector<wire::Reply>& replies) {
+std::string Simulation::describe(ClientId id) const {
+  if (id >= clients_.size()) return fmt::format("client {}", id);
+  const ClientInfo& i = clients_[id].info;
+  std::string s = fmt::format("host {} pid {}", i.host, i.pid);
+  if (i.global_rank >= 0) s += fmt::format(" rank {}", i.global_rank);
+  return s;
+}
+
+std::vector<std::string> Simulation::waiting() const {
+  std::vector<std::string> lines = collectives_.waiting();
+  for (const Client& c : clients_) {
+    if (c.connected && c.outstanding > 0) {
+      lines.push_back(
+          fmt::format("{} is blocked in a synchronising CUDA/NCCL call", describe(c.info.id)));
+    }
+  }
+  return lines;
+}
+
+void Simulation::reply(ClientId client, uint64_t request, SimTime time, int32_t v0, int32_t v1) {
+  Client& c = clients_.at(client);
+  c.outstanding--;
+  const wire::Reply r{request, time.as_ps(), wire::ReplyStatus::kOk, v0, v1, 0};
+  if (batch_replies_ != nullptr && batch_client_ == client) {
+    batch_replies_->push_back(r);
+  } else if (sink_ && c.connected) {
+    sink_(client, r);
+  }
+}
+
+void Simulation::await(ClientId id, const wire::RecordHeader& h, std::string what,
+                       const std::function<void(Engine::Callback)>& when) {
   if (h.request == 0) return;
+  clients_.at(id).outstanding++;
   const SimTime asked = SimTime::ps(h.host_time_ps);
-  const SimTime release = std::max(asked, done);
   // The reply carries the completion time itself (an event's timestamp, say); the shim moves
   // its clock to max(clock, reply) where the call blocks.
-  replies.push_back(wire::Reply{h.request, done.as_ps(), wire::ReplyStatus::kOk, 0});
-  if (trace_ != nullptr && release > asked) {
-    trace_->span(id, 0, what, "host-wait", asked, release, nlohmann::json::object());
-  }
+  when([this, id, request = h.request, asked, what = std::move(what)](SimTime done) {
+    if (trace_ != nullptr && done > asked) {
+      trace_->span(id, 0, what, "host-wait", asked, done, nlohmann::json::object());
+    }
+    reply(id, request, done);
+  });
 }
 
 // GEMMs appear in the trace and the top-kernel table under a name that states their shape.
@@ -254,7 +341,7 @@ SimTime Simulation::graph_cost(Client& c, uint64_t graph) {
 }
 
 void Simulation::apply(ClientId id, Client& c, const wire::RecordHeader& h,
-                       std::span<const std::byte> body, std::vector<wire::Reply>& replies) {
+                       std::span<const std::byte> body) {
   const SimTime at = SimTime::ps(h.host_time_ps);
   switch (h.type) {
     case wire::RecordType::kDefineKernel: {
@@ -293,27 +380,33 @@ void Simulation::apply(ClientId id, Client& c, const wire::RecordHeader& h,
                                                    {l.block[0], l.block[1], l.block[2]},
                                                    l.shared_mem});
       const StreamId s = stream_for(id, c, l.stream, l.device);
-      const SimTime end = engine_.submit(
-          id, s, at, OpDesc{OpKind::kKernel, cost.duration, cost.source, l.kernel, 0});
-      blocking(id, h, end, "kernel", replies);
+      engine_.submit(id, s, at, OpDesc{OpKind::kKernel, cost.duration, cost.source, l.kernel, 0});
+      // A request here is a synchronous call waiting for this very operation, the last on its
+      // stream.
+      await(id, h, "sync kernel",
+            [&](Engine::Callback cb) { engine_.when_stream_done(id, s, std::move(cb)); });
       return;
     }
     case wire::RecordType::kCopy: {
       const auto cp = read_exact<wire::Copy>(body, "copy");
       const Cost cost = costs_.copy(cp.kind, cp.bytes, cp.pinned != 0);
       const StreamId s = stream_for(id, c, cp.stream, cp.device);
-      const SimTime end =
-          engine_.submit(id, s, at, OpDesc{OpKind::kCopy, cost.duration, cost.source, 0, cp.bytes});
-      blocking(id, h, end, "memcpy", replies);
+      engine_.submit(id, s, at, OpDesc{OpKind::kCopy, cost.duration, cost.source, 0, cp.bytes});
+      // A request here is a synchronous call waiting for this very operation, the last on its
+      // stream.
+      await(id, h, "sync memcpy",
+            [&](Engine::Callback cb) { engine_.when_stream_done(id, s, std::move(cb)); });
       return;
     }
     case wire::RecordType::kMemset: {
       const auto m = read_exact<wire::Memset>(body, "memset");
       const Cost cost = costs_.memset(m.bytes);
       const StreamId s = stream_for(id, c, m.stream, m.device);
-      const SimTime end = engine_.submit(
-          id, s, at, OpDesc{OpKind::kMemset, cost.duration, cost.source, 0, m.bytes});
-      blocking(id, h, end, "memset", replies);
+      engine_.submit(id, s, at, OpDesc{OpKind::kMemset, cost.duration, cost.source, 0, m.bytes});
+      // A request here is a synchronous call waiting for this very operation, the last on its
+      // stream.
+      await(id, h, "sync memset",
+            [&](Engine::Callback cb) { engine_.when_stream_done(id, s, std::move(cb)); });
       return;
     }
     case wire::RecordType::kGemm: {
@@ -324,6 +417,37 @@ void Simulation::apply(ClientId id, Client& c, const wire::RecordHeader& h,
       const StreamId s = stream_for(id, c, g.stream, g.device);
       const uint32_t label = gemm_label(c, g);
       engine_.submit(id, s, at, OpDesc{OpKind::kKernel, cost.duration, cost.source, label, 0});
+      return;
+    }
+    case wire::RecordType::kCommInit: {
+      const auto init = read_exact<wire::CommInit>(body, "comm-init");
+      check_device(c, init.device);
+      if (h.request == 0) throw ProtocolError("comm-init must be a request");
+      c.outstanding++;
+      collectives_.comm_init(id, h.request, at, init);
+      return;
+    }
+    case wire::RecordType::kCommSplit: {
+      const auto split = read_exact<wire::CommSplit>(body, "comm-split");
+      if (h.request == 0) throw ProtocolError("comm-split must be a request");
+      c.outstanding++;
+      collectives_.comm_split(id, h.request, at, split);
+      return;
+    }
+    case wire::RecordType::kCommDestroy:
+      collectives_.comm_destroy(id, read_exact<wire::CommRef>(body, "comm-destroy"));
+      return;
+    case wire::RecordType::kCollective: {
+      const auto head = read_body<wire::CollectiveHeader>(body, "collective");
+      if (body.size() !=
+              sizeof(head) + static_cast<size_t>(head.op_count) * sizeof(wire::CollectiveOp) ||
+          head.op_count == 0) {
+        throw ProtocolError("collective record size mismatch");
+      }
+      std::vector<wire::CollectiveOp> ops(head.op_count);
+      std::memcpy(ops.data(), body.data() + sizeof(head), ops.size() * sizeof(wire::CollectiveOp));
+      stream_for(id, c, head.stream, head.device);
+      collectives_.submit(id, at, head, ops);
       return;
     }
     case wire::RecordType::kHostFunc: {
@@ -367,20 +491,22 @@ void Simulation::apply(ClientId id, Client& c, const wire::RecordHeader& h,
     case wire::RecordType::kStreamSync: {
       const auto r = read_exact<wire::StreamRef>(body, "stream-sync");
       const StreamId s = stream_for(id, c, r.stream, r.device);
-      blocking(id, h, engine_.stream_done(id, s).value_or(at), "cudaStreamSynchronize", replies);
+      await(id, h, "cudaStreamSynchronize",
+            [&](Engine::Callback cb) { engine_.when_stream_done(id, s, std::move(cb)); });
       return;
     }
     case wire::RecordType::kEventSync: {
       const auto e = read_exact<wire::EventOp>(body, "event-sync");
       // An event never recorded counts as complete (CUDA returns cudaSuccess at once).
-      blocking(id, h, engine_.event_done(id, e.event).value_or(SimTime::zero()),
-               "cudaEventSynchronize", replies);
+      await(id, h, "cudaEventSynchronize",
+            [&](Engine::Callback cb) { engine_.when_event_done(id, e.event, std::move(cb)); });
       return;
     }
     case wire::RecordType::kDeviceSync: {
       const auto d = read_exact<wire::DeviceRef>(body, "device-sync");
       check_device(c, d.device);
-      blocking(id, h, engine_.device_done(id, d.device), "cudaDeviceSynchronize", replies);
+      await(id, h, "cudaDeviceSynchronize",
+            [&](Engine::Callback cb) { engine_.when_device_done(id, d.device, std::move(cb)); });
       return;
     }
     case wire::RecordType::kHostClock:
@@ -419,6 +545,7 @@ void Simulation::bye(ClientId id, SimTime host_time) {
   note_host_time(c, host_time);
   c.info.end = "exited";
   c.connected = false;
+  progress();
 }
 
 void Simulation::disconnected(ClientId id, std::string_view why) {
@@ -428,11 +555,20 @@ void Simulation::disconnected(ClientId id, std::string_view why) {
   c.info.end = fmt::format("disconnected: {}", why);
   spdlog::warn("client {} (host {} pid {}) disconnected without saying goodbye: {}", id,
                c.info.host, c.info.pid, why);
+  progress();
 }
 
 const RunStats& Simulation::finish() {
   if (finished_) return stats_;
   finished_ = true;
+  // Nobody can submit anything any more: let the network finish what it carries.
+  while (!network_.next_event_time().is_infinite()) {
+    collectives_.completed(network_.advance_to(network_.next_event_time()));
+  }
+  stats_.unfinished = waiting();
+  stats_.late_collective_starts = collectives_.late_starts();
+  stats_.communication = collectives_.stats();
+  stats_.links = network_.link_stats();
   stats_.clients.clear();
   for (size_t i = 0; i < clients_.size(); ++i) {
     ClientInfo info = clients_[i].info;

@@ -83,7 +83,7 @@ std::string describe(int status, int* code) {
 }  // namespace
 
 LaunchResult launch_and_wait(const std::vector<HostLaunch>& launches,
-                             std::optional<std::chrono::seconds> timeout) {
+                             std::optional<std::chrono::seconds> timeout, const AbortCheck& abort) {
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
@@ -128,6 +128,13 @@ LaunchResult launch_and_wait(const std::vector<HostLaunch>& launches,
       result.interrupted = true;
       kill_all(SIGTERM);
       term_sent = std::chrono::steady_clock::now();
+    }
+    if (!term_sent && abort) {
+      if (auto why = abort()) {
+        result.aborted = *why;
+        kill_all(SIGTERM);
+        term_sent = std::chrono::steady_clock::now();
+      }
     }
     if (timeout && !term_sent && std::chrono::steady_clock::now() - start > *timeout) {
       result.timed_out = true;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -28,10 +29,14 @@ struct LaunchResult {
   std::vector<HostExit> hosts;
   bool interrupted = false;  // Ctrl-C or SIGTERM reached phantora
   bool timed_out = false;
+  std::string aborted;  // why the simulator stopped the job, if it did
 };
+
+// Polled while the job runs; a value stops the job with that reason.
+using AbortCheck = std::function<std::optional<std::string>()>;
 
 // Throws std::runtime_error if a command cannot be started (with the reason from exec).
 LaunchResult launch_and_wait(const std::vector<HostLaunch>& launches,
-                             std::optional<std::chrono::seconds> timeout);
+                             std::optional<std::chrono::seconds> timeout, const AbortCheck& abort);
 
 }  // namespace phantora::tools

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
+#include "db_command.hpp"
 #include "phantora/kernels/data_error.hpp"
 #include "phantora/kernels/gpu_catalog.hpp"
 #include "run_command.hpp"
@@ -20,9 +21,12 @@ int main(int argc, char** argv) {
 
   RunOptions run;
   CLI::App* run_cmd = app.add_subcommand("run", "Run a command on a simulated cluster");
-  run_cmd->add_option("--hosts", run.hosts, "Number of simulated hosts")->capture_default_str();
-  run_cmd->add_option("--gpus-per-host", run.gpus_per_host, "GPUs per host")->capture_default_str();
-  run_cmd->add_option("--gpu", run.gpu, "GPU model (see `phantora gpus`)")->capture_default_str();
+  run_cmd->add_option("--hosts", run.hosts,
+                      "Number of simulated hosts (default 1, or the topology's)");
+  run_cmd->add_option("--gpus-per-host", run.gpus_per_host,
+                      "GPUs per host (default 8, or the topology's)");
+  run_cmd->add_option("--gpu", run.gpu,
+                      "GPU model, see `phantora gpus` (default h100, or the topology's)");
   run_cmd->add_option("--topology", run.topology, "Cluster topology file (TOML, docs/topology.md)")
       ->check(CLI::ExistingFile);
   run_cmd->add_option("--out", run.out, "Directory for report.json and trace.json")
@@ -51,12 +55,14 @@ int main(int argc, char** argv) {
   run_cmd->add_option("command", run.command, "The command to run, after --")->required();
 
   CLI::App* gpus_cmd = app.add_subcommand("gpus", "List the GPU models the simulator knows");
+  phantora::tools::DbCommand db_cmd(app);
 
   CLI11_PARSE(app, argc, argv);
   spdlog::set_level(spdlog::level::from_str(log_level));
   spdlog::set_pattern("phantora: %l: %v");
 
   try {
+    if (db_cmd.chosen()) return db_cmd.run();
     if (*gpus_cmd) {
       for (const auto& p : phantora::kernels::GpuCatalog::builtin().presets()) {
         std::cout << phantora::kernels::format_preset(p) << "\n";

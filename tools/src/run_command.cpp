@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <mutex>
+#include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
@@ -17,6 +19,7 @@
 #include "launcher.hpp"
 #include "phantora/kernels/cost_model.hpp"
 #include "phantora/kernels/gpu_catalog.hpp"
+#include "phantora/netmodel/topology.hpp"
 #include "phantora/simcore/kernels_cost_provider.hpp"
 #include "phantora/simcore/report.hpp"
 #include "phantora/simcore/server.hpp"
@@ -64,29 +67,63 @@ class RunDirectory {
   std::filesystem::path path_;
 };
 
+// The cluster: from the topology file where one is given (flags may repeat its figures but not
+// contradict them), else from the flags on a preset that matches the GPU model.
+struct Cluster {
+  int hosts = 1;
+  int gpus_per_host = 8;
+  std::string gpu = "h100";
+  std::shared_ptr<const net::Topology> topology;
+};
+
+Cluster resolve_cluster(const RunOptions& o) {
+  Cluster c;
+  if (o.topology) {
+    auto topo = std::make_shared<const net::Topology>(net::Topology::from_file(*o.topology));
+    auto agree = [&](const char* flag, auto given, auto in_file) {
+      if (given && *given != in_file) {
+        throw std::invalid_argument(fmt::format("{} {} contradicts the topology file {} ({})", flag,
+                                                *given, o.topology->string(), in_file));
+      }
+    };
+    agree("--hosts", o.hosts, topo->hosts());
+    agree("--gpus-per-host", o.gpus_per_host, topo->gpus_per_host());
+    c.hosts = topo->hosts();
+    c.gpus_per_host = topo->gpus_per_host();
+    c.gpu = o.gpu.value_or(topo->gpu_model());
+    c.topology = std::move(topo);
+    return c;
+  }
+  c.hosts = o.hosts.value_or(1);
+  c.gpus_per_host = o.gpus_per_host.value_or(8);
+  c.gpu = o.gpu.value_or("h100");
+  return c;
+}
+
 }  // namespace
 
 int run_command(const RunOptions& o) {
   // Everything that can be wrong with the input is checked before anything starts.
   if (o.command.empty())
     throw std::invalid_argument("no command given: phantora run [options] -- <command> [args]");
-  if (o.hosts < 1) throw std::invalid_argument("--hosts must be at least 1");
-  if (o.gpus_per_host < 1 || o.gpus_per_host > wire::kMaxDevicesPerHost - 1) {
+  const Cluster cluster = resolve_cluster(o);
+  if (cluster.hosts < 1) throw std::invalid_argument("--hosts must be at least 1");
+  if (cluster.gpus_per_host < 1 || cluster.gpus_per_host > wire::kMaxDevicesPerHost - 1) {
     throw std::invalid_argument(
         fmt::format("--gpus-per-host must be between 1 and {}", wire::kMaxDevicesPerHost - 1));
   }
   if (o.launch_latency_us < 0 || o.call_cost_us < 0) {
     throw std::invalid_argument("--launch-latency-us and --call-cost-us must not be negative");
   }
-  const kernels::GpuPreset& gpu = kernels::GpuCatalog::builtin().find(o.gpu);
+  const kernels::GpuPreset& gpu = kernels::GpuCatalog::builtin().find(cluster.gpu);
   kernels::KernelTimes pinned;
   if (o.kernel_times) pinned = kernels::KernelTimes::from_csv(*o.kernel_times);
   const std::filesystem::path shim = find_shim();
   std::filesystem::create_directories(o.out);
 
   sim::SimulationConfig config;
-  config.hosts = o.hosts;
-  config.gpus_per_host = o.gpus_per_host;
+  config.hosts = cluster.hosts;
+  config.gpus_per_host = cluster.gpus_per_host;
   config.gpu_name = gpu.key;
   config.device = kernels::to_device_spec(gpu);
   config.cpu_time = parse_cpu_time(o.cpu_time);
@@ -94,6 +131,7 @@ int run_command(const RunOptions& o) {
   config.launch_latency = SimTime::us(o.launch_latency_us);
   config.token = random_token();
   config.trace_path = o.out / "trace.json";
+  config.topology = cluster.topology;
 
   sim::KernelsCostProvider costs(
       kernels::CostModel(kernels::CostParams::builtin(), std::move(pinned)), gpu);
@@ -105,31 +143,51 @@ int run_command(const RunOptions& o) {
   std::thread io_thread([&io] { io.run(); });
 
   std::vector<HostLaunch> launches;
-  for (int h = 0; h < o.hosts; ++h) {
+  for (int h = 0; h < cluster.hosts; ++h) {
     HostLaunch l;
     l.host = h;
     l.argv = o.command;
     const char* preload = std::getenv("LD_PRELOAD");
+    // Stand-ins for libcuda.so.1 and libnvidia-ml.so.1, built next to the shim
+    // (intercept/CMakeLists.txt), are found first by programs that open them by name.
+    const char* library_path = std::getenv("LD_LIBRARY_PATH");
+    const std::string standin = (shim.parent_path() / "standin").string();
     l.env = {
+        {"LD_LIBRARY_PATH",
+         standin + (library_path && *library_path ? std::string(":") + library_path : "")},
         {"LD_PRELOAD", shim.string() + (preload && *preload ? std::string(":") + preload : "")},
         {"PHANTORA_SOCKET", socket.string()},
         {"PHANTORA_TOKEN", config.token},
         {"PHANTORA_HOST", std::to_string(h)},
-        {"PHANTORA_HOSTS", std::to_string(o.hosts)},
-        {"PHANTORA_GPUS_PER_HOST", std::to_string(o.gpus_per_host)}};
+        {"PHANTORA_HOSTS", std::to_string(cluster.hosts)},
+        {"PHANTORA_GPUS_PER_HOST", std::to_string(cluster.gpus_per_host)}};
     launches.push_back(std::move(l));
   }
   if (!o.quiet) {
-    fmt::print(stderr, "phantora: simulating {} host(s) x {} {} ; running: {}\n", o.hosts,
-               o.gpus_per_host, gpu.device_name(), fmt::join(o.command, " "));
+    fmt::print(stderr, "phantora: simulating {} host(s) x {} {} ; running: {}\n", cluster.hosts,
+               cluster.gpus_per_host, gpu.device_name(), fmt::join(o.command, " "));
   }
 
   const auto wall_start = std::chrono::steady_clock::now();
   LaunchResult launched;
   std::string launch_error;
+  // The daemon thread reports a job that cannot go on (collectives that disagree); the
+  // launcher polls for it and stops the job.
+  std::mutex failure_mu;
+  std::optional<std::string> failure;
+  boost::asio::post(io, [&] {
+    server.set_failure_handler([&](const std::string& why) {
+      std::lock_guard lock(failure_mu);
+      failure = why;
+    });
+  });
   try {
     launched = launch_and_wait(
-        launches, o.timeout_s ? std::optional(std::chrono::seconds(*o.timeout_s)) : std::nullopt);
+        launches, o.timeout_s ? std::optional(std::chrono::seconds(*o.timeout_s)) : std::nullopt,
+        [&]() -> std::optional<std::string> {
+          std::lock_guard lock(failure_mu);
+          return failure;
+        });
   } catch (const std::exception& e) {
     launch_error = e.what();
   }
@@ -163,6 +221,11 @@ int run_command(const RunOptions& o) {
     outcome.exit_code = 124;
     outcome.message = fmt::format("the run exceeded --timeout {} s and was stopped", *o.timeout_s);
   }
+  if (!launched.aborted.empty()) {
+    outcome.status = "failed";
+    outcome.exit_code = 1;
+    outcome.message = "the simulator stopped the job: " + launched.aborted;
+  }
   if (launched.interrupted) {
     outcome.status = "interrupted";
     outcome.exit_code = 130;
@@ -172,9 +235,14 @@ int run_command(const RunOptions& o) {
   const sim::RunStats& stats = simulation.finish();
   const nlohmann::json report = sim::make_report(config, stats, outcome);
   sim::write_file_atomically(o.out / "report.json", report.dump(2) + "\n");
+  {
+    std::ostringstream links;
+    simulation.network().write_links_csv(links);
+    sim::write_file_atomically(o.out / "links.csv", links.str());
+  }
   if (!o.quiet) {
     std::cerr << sim::summary_table(report);
-    fmt::print(stderr, "  outputs: {}/report.json, {}/trace.json\n", o.out.string(),
+    fmt::print(stderr, "  outputs: {0}/report.json, {0}/trace.json, {0}/links.csv\n",
                o.out.string());
   }
   return outcome.exit_code;

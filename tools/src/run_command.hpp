@@ -9,9 +9,10 @@
 namespace phantora::tools {
 
 struct RunOptions {
-  int hosts = 1;
-  int gpus_per_host = 8;
-  std::string gpu = "h100";
+  // Unset: from --topology if given, else 1 host x 8 H100.
+  std::optional<int> hosts;
+  std::optional<int> gpus_per_host;
+  std::optional<std::string> gpu;
   std::optional<std::filesystem::path> topology;
   std::filesystem::path out = "phantora-out";
   std::string cpu_time = "measured";

@@ -103,7 +103,12 @@ enum class RecordType : uint16_t {
   kDefineGraph = 15,     // DefineGraph + nodes
   kGraphLaunch = 16,     // GraphLaunch
   kHostFunc = 17,        // StreamRef: a host callback enqueued on a stream (zero GPU time)
-  kGemm = 18,            // Gemm: a cuBLAS / cuBLASLt matrix multiply with its full descriptor
+  kGemm = 18,
+  kCommInit = 19,     // CommInit (request): answered once every rank has joined
+  kCommSplit = 20,    // CommSplit (request): answered with the new rank and size
+  kCommDestroy = 21,  // CommRef
+  kCollective = 22,  // CollectiveHeader + CollectiveOp[count]: one NCCL call or group            //
+                     // Gemm: a cuBLAS / cuBLASLt matrix multiply with its full descriptor
 };
 
 struct RecordHeader {
@@ -262,12 +267,74 @@ struct Gemm {
 };
 static_assert(std::is_trivially_copyable_v<Gemm>);
 
+// NCCL communicators. `comm` is the client's own handle for the communicator; the daemon
+// learns which communicator it is from the unique id at init (or the parent at split).
+inline constexpr size_t kUniqueIdBytes = 128;  // sizeof(ncclUniqueId)
+
+struct CommInit {
+  uint64_t comm = 0;
+  uint8_t unique_id[kUniqueIdBytes]{};
+  int32_t nranks = 0;
+  int32_t rank = 0;
+  int32_t device = 0;
+  int32_t min_channels = 0;  // NCCL_MIN_NCHANNELS as the rank saw it (0: unset)
+  int32_t max_channels = 0;  // NCCL_MAX_NCHANNELS
+  char algo[32]{};           // NCCL_ALGO
+  char proto[32]{};          // NCCL_PROTO
+};
+
+struct CommSplit {
+  uint64_t parent = 0;
+  uint64_t comm = 0;  // handle for the new communicator
+  int32_t color = 0;  // negative: this rank joins no new communicator (NCCL_SPLIT_NOCOLOR)
+  int32_t key = 0;
+};
+
+struct CommRef {
+  uint64_t comm = 0;
+};
+
+enum class CollKind : uint8_t {
+  kAllReduce = 1,
+  kBroadcast = 2,
+  kReduce = 3,
+  kAllGather = 4,
+  kReduceScatter = 5,
+  kAllToAll = 6,
+  kSend = 7,
+  kRecv = 8,
+  kGather = 9,
+  kScatter = 10,
+};
+
+// One NCCL operation. Operations of one ncclGroupStart/End on one stream travel together and
+// occupy the stream as one unit, as NCCL fuses them into one kernel.
+struct CollectiveOp {
+  uint64_t comm = 0;
+  CollKind kind{};
+  DataType dtype{};
+  uint8_t redop = 0;  // ncclRedOp_t value
+  uint8_t pad = 0;
+  int32_t peer = 0;    // root (broadcast, reduce, gather, scatter) or peer (send, recv)
+  uint64_t count = 0;  // elements, as the NCCL call states it
+  uint64_t sendbuff = 0;
+  uint64_t recvbuff = 0;
+};
+
+struct CollectiveHeader {
+  uint64_t stream = 0;
+  int32_t device = 0;
+  uint32_t op_count = 0;
+};
+
 enum class ReplyStatus : uint32_t { kOk = 0, kError = 1 };
 
 struct Reply {
   uint64_t request = 0;
   int64_t time_ps = 0;  // simulated completion time of what the request waited for
   ReplyStatus status = ReplyStatus::kOk;
+  int32_t value0 = 0;  // request-specific answers (comm split: new rank)
+  int32_t value1 = 0;  // (comm split: new size)
   uint32_t pad = 0;
 };
 

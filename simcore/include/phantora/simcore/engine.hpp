@@ -1,8 +1,8 @@
-// The discrete-event core: virtual GPU streams, events and memory of every client.
+// The discrete-event core: virtual GPU streams, events and their dependencies.
 //
 // Time semantics (design.md, "Time"): every stream is a FIFO; an operation starts at
 //   max(host clock at submission + launch latency, end of the previous op on its stream,
-//       every event the stream waits on, and the legacy-default-stream barrier)
+//       every event the stream waits on, the legacy-default-stream barrier)
 // and ends at start + cost. Event records and stream-wait-event are zero-cost operations of
 // their stream, so they order against later work exactly as CUDA orders them.
 //
@@ -11,14 +11,22 @@
 // on a blocking stream waits for earlier work on the legacy stream. Non-blocking streams
 // (cudaStreamNonBlocking) do neither.
 //
+// Most operations have a known cost, so their times are computed the moment they arrive. A
+// collective's end depends on other ranks and the network: it holds its stream until
+// complete_collective() is called, and everything behind it — later ops on the stream, events
+// recorded after it, streams waiting on those events, blocking calls — waits in order and is
+// placed as soon as what it depends on is known.
+//
 // The engine knows nothing of sockets, names or cost models: callers hand it costs, it hands
-// back start/end times and reports each completed operation to an Observer.
+// back times and reports each placed operation to an Observer.
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <map>
 #include <optional>
-#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "phantora/units.hpp"
@@ -36,7 +44,8 @@ enum class OpKind : uint8_t {
   kEventRecord,
   kWaitEvent,
   kGraph,
-  kHostFunc
+  kHostFunc,
+  kCollective,
 };
 
 const char* to_string(OpKind k);
@@ -56,18 +65,22 @@ struct OpDesc {
 
 struct CompletedOp {
   ClientId client = 0;
-  int device = 0;  // the client's device ordinal
+  int device = 0;  // the client's device index
   StreamId stream = 0;
   OpDesc desc;
   SimTime submitted;  // host clock at submission
   SimTime start;
   SimTime end;
+  uint64_t token = 0;  // collectives: the caller's token
 };
 
 class Observer {
  public:
   virtual ~Observer() = default;
   virtual void on_op(const CompletedOp& op) = 0;
+  // A collective reached the head of its stream: it may start at `ready` once its peers can.
+  virtual void on_collective_ready(ClientId client, StreamId stream, uint64_t token,
+                                   SimTime ready) = 0;
 };
 
 struct EngineConfig {
@@ -76,21 +89,36 @@ struct EngineConfig {
 
 class Engine {
  public:
+  using Callback = std::function<void(SimTime)>;
+
   Engine(EngineConfig config, Observer* observer);
 
-  // Streams are keyed by (client, stream id). A device's legacy default stream exists
-  // implicitly; every other stream is announced before use.
+  // Streams are keyed by (client, stream id). A device's legacy default stream is created with
+  // ensure_legacy_stream; every other stream is announced before use.
   void create_stream(ClientId client, StreamId stream, int device, bool non_blocking);
   void destroy_stream(ClientId client, StreamId stream);
   void ensure_legacy_stream(ClientId client, StreamId stream, int device);
+  bool has_stream(ClientId client, StreamId stream) const;
+  int stream_device(ClientId client, StreamId stream) const;
 
-  // Enqueues an operation; returns its end time.
+  // Enqueues an operation; returns its end time, or SimTime::infinite() while it waits behind
+  // a collective.
   SimTime submit(ClientId client, StreamId stream, SimTime host_time, const OpDesc& op);
+  // A collective holds its stream from when it is ready until complete_collective().
+  void submit_collective(ClientId client, StreamId stream, SimTime host_time, uint64_t token);
+  void complete_collective(ClientId client, StreamId stream, uint64_t token, SimTime start,
+                           SimTime end, const OpDesc& op);
 
   void record_event(ClientId client, EventId event, StreamId stream, SimTime host_time);
   void wait_event(ClientId client, StreamId stream, EventId event, SimTime host_time);
 
-  // When the work a blocking call waits for is done. nullopt: the stream/event is unknown.
+  // Blocking calls: `done` runs (possibly at once) with the time the awaited work completes.
+  void when_stream_done(ClientId client, StreamId stream, Callback done);
+  void when_event_done(ClientId client, EventId event, Callback done);
+  void when_device_done(ClientId client, int device, Callback done);
+  void when_client_done(ClientId client, Callback done);
+
+  // Immediate answers, for work that is already placed. nullopt: unknown or still waiting.
   std::optional<SimTime> stream_done(ClientId client, StreamId stream) const;
   std::optional<SimTime> event_done(ClientId client, EventId event) const;
   SimTime device_done(ClientId client, int device) const;
@@ -98,13 +126,38 @@ class Engine {
 
   // Latest end of any operation so far.
   SimTime horizon() const { return horizon_; }
+  // Operations queued behind unfinished collectives, over all streams.
+  size_t waiting_items() const;
 
  private:
+  using Version = uint64_t;  // one recording of an event; internal, never reused
+  enum class ItemKind : uint8_t { kOp, kRecord, kWait, kCollective };
+  struct Item {
+    ItemKind kind = ItemKind::kOp;
+    bool implicit = false;  // added by the engine itself: no launch latency, no own trace
+    bool arrived = false;   // collectives: on_collective_ready already called
+    SimTime host_time;
+    SimTime barrier;  // legacy-stream dependency known at submission
+    OpDesc desc;
+    Version version = 0;  // record / wait
+    uint64_t token = 0;   // collective
+  };
   struct Stream {
+    ClientId client = 0;
+    StreamId id = 0;
     int device = 0;
     bool non_blocking = false;
     bool legacy = false;
-    SimTime tail;  // end of the last operation, including zero-cost records and waits
+    SimTime tail;  // end of the last placed item
+    std::deque<Item> queue;
+  };
+  struct EventState {
+    bool resolved = false;
+    SimTime time;
+    int refs = 0;  // queued waits that name this version
+    bool latest = true;
+    std::vector<Stream*> blocked;  // streams whose head waits on this version
+    std::vector<Callback> waiters;
   };
   struct DeviceKey {
     ClientId client;
@@ -118,16 +171,27 @@ class Engine {
   };
 
   Stream& stream_ref(ClientId client, StreamId stream);
-  SimTime legacy_barrier(ClientId client, const Stream& s) const;
-  SimTime place(ClientId client, StreamId id, Stream& s, SimTime host_time, SimTime cost);
+  const Stream* find_stream(ClientId client, StreamId stream) const;
+  // Adds the legacy-stream dependency of an item about to be pushed onto `s`.
+  void add_legacy_dependency(Stream& s, Item& item);
+  Version implicit_record(Stream& s);
+  void push(Stream& s, Item item);
+  void drain(Stream& s);
+  void run_ready();
+  void resolve(Version v, SimTime t);
+  void release_ref(Version v);
+  void maybe_forget(Version v);
 
   EngineConfig config_;
   Observer* observer_;
   std::map<StreamKey, Stream> streams_;
-  // Streams per (client, device), to apply legacy-stream semantics and device synchronisation.
-  std::map<DeviceKey, std::vector<StreamId>> device_streams_;
-  std::map<DeviceKey, StreamId> legacy_of_;
-  std::map<std::pair<ClientId, EventId>, SimTime> events_;
+  std::map<DeviceKey, std::vector<Stream*>> device_streams_;
+  std::map<DeviceKey, Stream*> legacy_of_;
+  std::map<std::pair<ClientId, EventId>, Version> user_events_;
+  std::unordered_map<Version, EventState> versions_;
+  Version next_version_ = 1;
+  std::vector<Stream*> ready_;  // streams to drain
+  bool draining_ = false;
   SimTime horizon_;
 };
 

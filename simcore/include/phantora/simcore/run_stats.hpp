@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "phantora/netmodel/network_sim.hpp"
+#include "phantora/simcore/collectives.hpp"
 #include "phantora/simcore/engine.hpp"
 #include "phantora/units.hpp"
 
@@ -40,6 +42,10 @@ struct RunStats {
   std::map<OpKind, uint64_t> op_counts;
   std::map<std::string, KernelStats> kernels;  // by mangled name
   SimTime simulated_end;
+  CommStats communication;
+  std::vector<net::LinkStats> links;
+  std::vector<std::string> unfinished;  // work still waiting when the run ended
+  uint64_t late_collective_starts = 0;
 };
 
 }  // namespace phantora::sim

@@ -5,8 +5,10 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
+#include <string>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
@@ -27,6 +29,12 @@ class Server {
 
   Simulation& simulation() { return sim_; }
   void session_closed(Session* s);
+  void bind_client(ClientId id, std::weak_ptr<Session> session);
+  // The job cannot go on (collectives disagree, ...): tell whoever runs the job.
+  void set_failure_handler(std::function<void(const std::string&)> handler) {
+    on_failure_ = std::move(handler);
+  }
+  void fail(const std::string& why);
 
  private:
   void accept();
@@ -36,6 +44,9 @@ class Server {
   boost::asio::local::stream_protocol::acceptor acceptor_;
   Simulation& sim_;
   std::set<std::shared_ptr<Session>> sessions_;
+  std::map<ClientId, std::weak_ptr<Session>> by_client_;
+  std::function<void(const std::string&)> on_failure_;
+  bool failed_ = false;
   std::function<void()> on_done_;
   std::unique_ptr<boost::asio::steady_timer> grace_timer_;
 };

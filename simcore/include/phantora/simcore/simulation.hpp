@@ -16,7 +16,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "phantora/netmodel/network_sim.hpp"
+#include "phantora/netmodel/topology.hpp"
 #include "phantora/protocol.hpp"
+#include "phantora/simcore/collectives.hpp"
 #include "phantora/simcore/cost_provider.hpp"
 #include "phantora/simcore/engine.hpp"
 #include "phantora/simcore/run_stats.hpp"
@@ -40,7 +43,11 @@ struct SimulationConfig {
   SimTime launch_latency = SimTime::us(2);
   std::string token;
   std::filesystem::path trace_path;  // empty: no trace
+  // The cluster's network; null: the preset matching hosts, GPUs per host and GPU model.
+  std::shared_ptr<const net::Topology> topology;
 };
+
+using ReplySink = std::function<void(ClientId, const wire::Reply&)>;
 
 class Simulation {
  public:
@@ -50,6 +57,9 @@ class Simulation {
   // A client introduced itself; returns the welcome to send back. Throws ProtocolError on a bad
   // token or host index.
   wire::Welcome hello(const wire::Hello& hello);
+  // Where replies go that are answered later than the batch that asked (a sync waiting for a
+  // collective, say). Replies known while a batch is applied go into that batch's vector.
+  void set_reply_sink(ReplySink sink) { sink_ = std::move(sink); }
   // Decodes and applies one batch of records; requests that can be answered append a reply.
   void batch(ClientId client, std::span<const std::byte> payload,
              std::vector<wire::Reply>& replies);
@@ -59,6 +69,10 @@ class Simulation {
   // Ends the run: closes the trace and returns the figures for the report.
   const RunStats& finish();
   const RunStats& stats() const { return stats_; }
+  const net::NetworkSimulator& network() const { return network_; }
+  const Collectives& collectives() const { return collectives_; }
+  // Lines describing what is still waiting (collectives missing members, blocked ranks).
+  std::vector<std::string> waiting() const;
   const SimulationConfig& config() const { return config_; }
   size_t connected_clients() const;
 
@@ -76,19 +90,25 @@ class Simulation {
     std::map<StreamId, int> stream_device;
     std::map<StreamId, bool> stream_announced;
     bool connected = true;
+    int outstanding = 0;  // requests not answered yet: the client is blocked in one
   };
   class TraceObserver;
 
   Client& client(ClientId id);
-  void apply(ClientId id, Client& c, const wire::RecordHeader& h, std::span<const std::byte> body,
-             std::vector<wire::Reply>& replies);
+  void apply(ClientId id, Client& c, const wire::RecordHeader& h, std::span<const std::byte> body);
   StreamId stream_for(ClientId id, Client& c, uint64_t stream, int device);
   void check_device(const Client& c, int device) const;
   SimTime graph_cost(Client& c, uint64_t graph);
   uint32_t gemm_label(Client& c, const wire::Gemm& g);
-  void blocking(ClientId id, const wire::RecordHeader& h, SimTime done, std::string_view what,
-                std::vector<wire::Reply>& replies);
   void note_host_time(Client& c, SimTime t);
+  void reply(ClientId client, uint64_t request, SimTime time, int32_t v0 = 0, int32_t v1 = 0);
+  void await(ClientId id, const wire::RecordHeader& h, std::string what,
+             const std::function<void(Engine::Callback)>& when);
+  // Lets the network run as far as causality allows: no client can still submit anything that
+  // starts before the returned time.
+  SimTime safe_time() const;
+  void progress();
+  std::string describe(ClientId id) const;
   int global_gpu(const Client& c, int device) const;
 
   SimulationConfig config_;
@@ -96,7 +116,12 @@ class Simulation {
   std::unique_ptr<TraceWriter> trace_;
   std::unique_ptr<TraceObserver> observer_;
   Engine engine_;
+  net::NetworkSimulator network_;
+  Collectives collectives_;
   std::vector<Client> clients_;
+  ReplySink sink_;
+  ClientId batch_client_ = 0;
+  std::vector<wire::Reply>* batch_replies_ = nullptr;
   RunStats stats_;
   bool finished_ = false;
 };

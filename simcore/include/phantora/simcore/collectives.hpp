@@ -1,0 +1,158 @@
+// NCCL communicators and collectives in the daemon: membership agreed from the unique id,
+// operations matched in order per communicator (and send/recv in FIFO order per peer pair),
+// checked for agreement, started when every member's stream reaches them, and timed by the
+// network model.
+#pragma once
+
+#include <array>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "phantora/netmodel/network_sim.hpp"
+#include "phantora/protocol.hpp"
+#include "phantora/simcore/engine.hpp"
+
+namespace phantora::sim {
+
+// Members of a collective disagree, or a call names something that does not exist. The run
+// cannot continue; the message names the ranks and the operation.
+class CollectiveError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct CommStats {
+  uint64_t collectives = 0;  // per rank, counted once per member
+  SimTime time;              // summed over members of time on stream
+  std::map<std::string, uint64_t> by_kind;
+  std::map<std::string, double> bytes_by_kind;  // nccl-tests S, once per collective
+};
+
+class Collectives {
+ public:
+  struct Hooks {
+    // Answers a client's request (comm init, split).
+    std::function<void(ClientId, uint64_t request, SimTime, int32_t, int32_t)> reply;
+    // Global GPU of a client's device.
+    std::function<int(ClientId, int device)> global_gpu;
+    // Describes a client for messages: "host 1 pid 4242 (rank 3)".
+    std::function<std::string(ClientId)> describe;
+    // A span for the trace of rank `client` on `stream`.
+    std::function<void(ClientId, StreamId, const std::string& name, SimTime start, SimTime end,
+                       const nlohmann::json& args)>
+        span;
+  };
+
+  Collectives(Engine& engine, net::NetworkSimulator& network, Hooks hooks);
+
+  void comm_init(ClientId client, uint64_t request, SimTime host_time, const wire::CommInit& init);
+  void comm_split(ClientId client, uint64_t request, SimTime host_time,
+                  const wire::CommSplit& split);
+  void comm_destroy(ClientId client, const wire::CommRef& ref);
+  void submit(ClientId client, SimTime host_time, const wire::CollectiveHeader& header,
+              std::span<const wire::CollectiveOp> ops);
+
+  // From the engine: a group reached the head of its stream.
+  void ready(ClientId client, StreamId stream, uint64_t token, SimTime at);
+  // Network transfers that completed (from NetworkSimulator::advance_to).
+  void completed(const std::vector<net::Completion>& done);
+
+  // Human-readable lines for every operation still waiting for members; for deadlock and
+  // timeout messages.
+  std::vector<std::string> waiting() const;
+  const CommStats& stats() const { return stats_; }
+  uint64_t late_starts() const { return late_starts_; }
+
+ private:
+  struct Member {
+    ClientId client = 0;
+    uint64_t handle = 0;
+    int device = 0;
+    int gpu = 0;
+    bool joined = false;
+  };
+  struct PendingInit {
+    ClientId client;
+    uint64_t request;
+    SimTime host_time;
+  };
+  struct Comm;
+  struct Group;
+  struct Part {
+    Group* group = nullptr;
+    wire::CollectiveOp op{};
+    int rank = 0;
+  };
+  // One operation matched across its members.
+  struct Matched {
+    Comm* comm = nullptr;
+    uint64_t seq = 0;          // collectives: sequence number; p2p: 0
+    std::vector<Part*> parts;  // by rank (collective) or {send, recv}
+    size_t arrived = 0;
+    bool started = false;
+    std::vector<net::TransferId> transfers;
+    size_t transfers_left = 0;
+    SimTime start;
+  };
+  struct Comm {
+    uint64_t id = 0;
+    int nranks = 0;
+    std::vector<Member> members;
+    std::vector<uint64_t> next_seq;                                           // per rank
+    std::map<uint64_t, std::unique_ptr<Matched>> pending;                     // by seq
+    std::map<std::pair<int, int>, std::deque<std::unique_ptr<Matched>>> p2p;  // (src, dst)
+    net::TuningOverrides tuning;
+    std::vector<PendingInit> init_waiters;
+    SimTime latest_join;
+    // Splits in progress, by the ordinal of the split call on this communicator.
+    std::vector<uint64_t> split_calls;  // per rank: how many splits it has called
+    std::map<uint64_t, std::vector<std::optional<std::pair<wire::CommSplit, PendingInit>>>> splits;
+  };
+  struct Group {
+    uint64_t token = 0;
+    ClientId client = 0;
+    StreamId stream = 0;
+    std::vector<std::unique_ptr<Part>> parts;
+    std::vector<Matched*> matched;
+    size_t open = 0;  // matched operations not yet finished
+    bool ready = false;
+    SimTime ready_at;
+    SimTime end;
+    std::string name;
+    nlohmann::json args = nlohmann::json::object();
+  };
+
+  std::pair<Comm*, int> lookup(ClientId client, uint64_t handle);
+  void join(Comm& comm, int rank, ClientId client, uint64_t handle, int device, uint64_t request,
+            SimTime host_time);
+  void match(Group& g, Part& part);
+  void check_agreement(const Matched& m, const Part& part) const;
+  void try_start(Matched& m);
+  void finish(Matched& m, SimTime end);
+  void finish_group(Group& g);
+  std::string describe_op(const Comm& comm, const wire::CollectiveOp& op, uint64_t seq) const;
+
+  Engine& engine_;
+  net::NetworkSimulator& network_;
+  Hooks hooks_;
+  uint64_t next_comm_ = 1;
+  uint64_t next_token_ = 1;
+  std::map<std::array<uint8_t, wire::kUniqueIdBytes>, std::unique_ptr<Comm>> comms_by_uid_;
+  std::vector<std::unique_ptr<Comm>> split_comms_;
+  std::map<std::pair<ClientId, uint64_t>, std::pair<Comm*, int>> handles_;
+  std::map<uint64_t, std::unique_ptr<Group>> groups_;  // by token
+  std::map<net::TransferId, Matched*> transfers_;
+  std::vector<std::unique_ptr<Matched>> finished_p2p_;  // kept until their groups finish
+  CommStats stats_;
+  uint64_t late_starts_ = 0;
+};
+
+}  // namespace phantora::sim

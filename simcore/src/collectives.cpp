@@ -1,0 +1,492 @@
+#include "phantora/simcore/collectives.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace phantora::sim {
+namespace {
+
+uint64_t dtype_size(wire::DataType t) {
+  switch (t) {
+    case wire::DataType::kF64:
+    case wire::DataType::kI64:
+    case wire::DataType::kU64:
+      return 8;
+    case wire::DataType::kF32:
+    case wire::DataType::kTF32:
+    case wire::DataType::kI32:
+    case wire::DataType::kU32:
+      return 4;
+    case wire::DataType::kF16:
+    case wire::DataType::kBF16:
+      return 2;
+    case wire::DataType::kFP8E4M3:
+    case wire::DataType::kFP8E5M2:
+    case wire::DataType::kI8:
+    case wire::DataType::kU8:
+      return 1;
+    case wire::DataType::kUnknown:
+      return 0;
+  }
+  return 0;
+}
+
+const char* kind_name(wire::CollKind k) {
+  switch (k) {
+    case wire::CollKind::kAllReduce:
+      return "ncclAllReduce";
+    case wire::CollKind::kBroadcast:
+      return "ncclBroadcast";
+    case wire::CollKind::kReduce:
+      return "ncclReduce";
+    case wire::CollKind::kAllGather:
+      return "ncclAllGather";
+    case wire::CollKind::kReduceScatter:
+      return "ncclReduceScatter";
+    case wire::CollKind::kAllToAll:
+      return "ncclAlltoAll";
+    case wire::CollKind::kSend:
+      return "ncclSend";
+    case wire::CollKind::kRecv:
+      return "ncclRecv";
+    case wire::CollKind::kGather:
+      return "ncclGather";
+    case wire::CollKind::kScatter:
+      return "ncclScatter";
+  }
+  return "?";
+}
+
+bool is_p2p(wire::CollKind k) {
+  return k == wire::CollKind::kSend || k == wire::CollKind::kRecv;
+}
+bool has_root(wire::CollKind k) {
+  return k == wire::CollKind::kBroadcast || k == wire::CollKind::kReduce ||
+         k == wire::CollKind::kGather || k == wire::CollKind::kScatter;
+}
+
+std::optional<net::CollOp> net_op(wire::CollKind k) {
+  switch (k) {
+    case wire::CollKind::kAllReduce:
+      return net::CollOp::AllReduce;
+    case wire::CollKind::kBroadcast:
+      return net::CollOp::Broadcast;
+    case wire::CollKind::kReduce:
+      return net::CollOp::Reduce;
+    case wire::CollKind::kAllGather:
+      return net::CollOp::AllGather;
+    case wire::CollKind::kReduceScatter:
+      return net::CollOp::ReduceScatter;
+    case wire::CollKind::kAllToAll:
+      return net::CollOp::AllToAll;
+    default:
+      return std::nullopt;  // send/recv, gather, scatter: point-to-point transfers
+  }
+}
+
+std::string c_string(const char* s, size_t n) {
+  return std::string(s, strnlen(s, n));
+}
+
+}  // namespace
+
+Collectives::Collectives(Engine& engine, net::NetworkSimulator& network, Hooks hooks)
+    : engine_(engine), network_(network), hooks_(std::move(hooks)) {}
+
+std::pair<Collectives::Comm*, int> Collectives::lookup(ClientId client, uint64_t handle) {
+  auto it = handles_.find({client, handle});
+  if (it == handles_.end()) {
+    throw CollectiveError(
+        fmt::format("{} used NCCL communicator handle {} that was never initialised",
+                    hooks_.describe(client), handle));
+  }
+  return it->second;
+}
+
+void Collectives::join(Comm& comm, int rank, ClientId client, uint64_t handle, int device,
+                       uint64_t request, SimTime host_time) {
+  Member& m = comm.members[rank];
+  if (m.joined) {
+    throw CollectiveError(fmt::format("rank {} of communicator {} joined twice ({} and {})", rank,
+                                      comm.id, hooks_.describe(m.client), hooks_.describe(client)));
+  }
+  m = Member{client, handle, device, hooks_.global_gpu(client, device), true};
+  handles_[{client, handle}] = {&comm, rank};
+  comm.init_waiters.push_back(PendingInit{client, request, host_time});
+  comm.latest_join = std::max(comm.latest_join, host_time);
+  if (comm.init_waiters.size() == static_cast<size_t>(comm.nranks)) {
+    // ncclCommInitRank returns once every rank has joined. Its own setup time is not modelled
+    // (docs/nccl.md): it does not recur in training steps.
+    for (const PendingInit& w : comm.init_waiters)
+      hooks_.reply(w.client, w.request, comm.latest_join, 0, 0);
+    comm.init_waiters.clear();
+  }
+}
+
+void Collectives::comm_init(ClientId client, uint64_t request, SimTime host_time,
+                            const wire::CommInit& init) {
+  std::array<uint8_t, wire::kUniqueIdBytes> uid;
+  std::memcpy(uid.data(), init.unique_id, uid.size());
+  if (init.nranks < 1 || init.rank < 0 || init.rank >= init.nranks) {
+    throw CollectiveError(fmt::format("{} called ncclCommInitRank with rank {} of {}",
+                                      hooks_.describe(client), init.rank, init.nranks));
+  }
+  auto& slot = comms_by_uid_[uid];
+  if (!slot) {
+    slot = std::make_unique<Comm>();
+    slot->id = next_comm_++;
+    slot->nranks = init.nranks;
+    slot->members.resize(init.nranks);
+    slot->next_seq.assign(init.nranks, 0);
+    slot->split_calls.assign(init.nranks, 0);
+    slot->tuning = net::TuningOverrides{c_string(init.algo, sizeof(init.algo)),
+                                        c_string(init.proto, sizeof(init.proto)), init.min_channels,
+                                        init.max_channels};
+  } else if (slot->nranks != init.nranks) {
+    throw CollectiveError(fmt::format("communicator {}: {} says it has {} ranks, others said {}",
+                                      slot->id, hooks_.describe(client), init.nranks,
+                                      slot->nranks));
+  }
+  join(*slot, init.rank, client, init.comm, init.device, request, host_time);
+}
+
+void Collectives::comm_split(ClientId client, uint64_t request, SimTime host_time,
+                             const wire::CommSplit& split) {
+  auto [parent, rank] = lookup(client, split.parent);
+  const uint64_t ordinal = parent->split_calls[rank]++;
+  auto& calls = parent->splits[ordinal];
+  calls.resize(parent->nranks);
+  calls[rank] = std::make_pair(split, PendingInit{client, request, host_time});
+  if (std::any_of(calls.begin(), calls.end(), [](const auto& c) { return !c.has_value(); })) return;
+
+  // Every rank has called: form one communicator per colour, ranks ordered by (key, old rank).
+  SimTime latest;
+  std::map<int32_t, std::vector<int>> by_color;
+  for (int r = 0; r < parent->nranks; ++r) {
+    latest = std::max(latest, calls[r]->second.host_time);
+    if (calls[r]->first.color >= 0) by_color[calls[r]->first.color].push_back(r);
+  }
+  for (auto& [color, ranks] : by_color) {
+    std::stable_sort(ranks.begin(), ranks.end(),
+                     [&](int a, int b) { return calls[a]->first.key < calls[b]->first.key; });
+    auto comm = std::make_unique<Comm>();
+    comm->id = next_comm_++;
+    comm->nranks = static_cast<int>(ranks.size());
+    comm->members.resize(ranks.size());
+    comm->next_seq.assign(ranks.size(), 0);
+    comm->split_calls.assign(ranks.size(), 0);
+    comm->tuning = parent->tuning;
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      const Member& old = parent->members[ranks[i]];
+      comm->members[i] = Member{old.client, calls[ranks[i]]->first.comm, old.device, old.gpu, true};
+      handles_[{old.client, calls[ranks[i]]->first.comm}] = {comm.get(), static_cast<int>(i)};
+    }
+    split_comms_.push_back(std::move(comm));
+  }
+  for (int r = 0; r < parent->nranks; ++r) {
+    const auto& [s, w] = *calls[r];
+    int32_t new_rank = -1, size = 0;
+    if (s.color >= 0) {
+      const auto& ranks = by_color[s.color];
+      new_rank = static_cast<int32_t>(std::find(ranks.begin(), ranks.end(), r) - ranks.begin());
+      size = static_cast<int32_t>(ranks.size());
+    }
+    hooks_.reply(w.client, w.request, latest, new_rank, size);
+  }
+  parent->splits.erase(ordinal);
+}
+
+void Collectives::comm_destroy(ClientId client, const wire::CommRef& ref) {
+  // Destroying does not wait for peers; outstanding operations keep their communicator.
+  lookup(client, ref.comm);
+}
+
+std::string Collectives::describe_op(const Comm& comm, const wire::CollectiveOp& op,
+                                     uint64_t seq) const {
+  std::string s = fmt::format("{}(count={}, dtype={}", kind_name(op.kind), op.count,
+                              static_cast<int>(op.dtype));
+  if (has_root(op.kind)) s += fmt::format(", root={}", op.peer);
+  if (is_p2p(op.kind)) s += fmt::format(", peer={}", op.peer);
+  if (op.kind == wire::CollKind::kAllReduce || op.kind == wire::CollKind::kReduce ||
+      op.kind == wire::CollKind::kReduceScatter) {
+    s += fmt::format(", op={}", op.redop);
+  }
+  s += fmt::format(") on communicator {}", comm.id);
+  if (!is_p2p(op.kind)) s += fmt::format(", collective #{}", seq);
+  return s;
+}
+
+void Collectives::submit(ClientId client, SimTime host_time, const wire::CollectiveHeader& header,
+                         std::span<const wire::CollectiveOp> ops) {
+  auto group = std::make_unique<Group>();
+  Group& g = *group;
+  g.token = next_token_++;
+  g.client = client;
+  g.stream = header.stream;
+  for (const wire::CollectiveOp& op : ops) {
+    auto [comm, rank] = lookup(client, op.comm);
+    auto part = std::make_unique<Part>();
+    part->group = &g;
+    part->op = op;
+    part->rank = rank;
+    if (dtype_size(op.dtype) == 0) {
+      throw CollectiveError(fmt::format("{} called {} with an unknown data type",
+                                        hooks_.describe(client), kind_name(op.kind)));
+    }
+    if ((has_root(op.kind) || is_p2p(op.kind)) && (op.peer < 0 || op.peer >= comm->nranks)) {
+      throw CollectiveError(
+          fmt::format("{} called {}: rank {} is outside the communicator of {} ranks",
+                      hooks_.describe(client), kind_name(op.kind), op.peer, comm->nranks));
+    }
+    g.parts.push_back(std::move(part));
+  }
+  g.name =
+      ops.size() == 1 ? kind_name(ops[0].kind) : fmt::format("nccl group ({} ops)", ops.size());
+  groups_[g.token] = std::move(group);
+  for (auto& part : g.parts) match(g, *part);
+  engine_.submit_collective(client, header.stream, host_time, g.token);
+}
+
+void Collectives::check_agreement(const Matched& m, const Part& part) const {
+  for (const Part* other : m.parts) {
+    if (other == nullptr) continue;
+    const wire::CollectiveOp& a = other->op;
+    const wire::CollectiveOp& b = part.op;
+    const bool same = a.kind == b.kind && a.count == b.count && a.dtype == b.dtype &&
+                      a.redop == b.redop && (!has_root(a.kind) || a.peer == b.peer);
+    if (!same) {
+      throw CollectiveError(fmt::format(
+          "ranks disagree on {} collective #{}: rank {} ({}) called {}, but rank {} ({}) called {}",
+          fmt::format("communicator {}'s", m.comm->id), m.seq, other->rank,
+          hooks_.describe(other->group->client), describe_op(*m.comm, a, m.seq), part.rank,
+          hooks_.describe(part.group->client), describe_op(*m.comm, b, m.seq)));
+    }
+    return;
+  }
+}
+
+void Collectives::match(Group& g, Part& part) {
+  auto [comm, rank] = lookup(g.client, part.op.comm);
+  Matched* m = nullptr;
+  if (is_p2p(part.op.kind)) {
+    const bool send = part.op.kind == wire::CollKind::kSend;
+    const auto key = send ? std::make_pair(rank, part.op.peer) : std::make_pair(part.op.peer, rank);
+    auto& queue = comm->p2p[key];
+    const size_t side = send ? 0 : 1;
+    for (auto& candidate : queue) {
+      if (candidate->parts[side] == nullptr) {
+        m = candidate.get();
+        break;
+      }
+    }
+    if (m == nullptr) {
+      queue.push_back(std::make_unique<Matched>());
+      m = queue.back().get();
+      m->comm = comm;
+      m->parts.assign(2, nullptr);
+    }
+    const Part* other = m->parts[1 - side];
+    if (other != nullptr && other->op.count * dtype_size(other->op.dtype) !=
+                                part.op.count * dtype_size(part.op.dtype)) {
+      throw CollectiveError(fmt::format(
+          "send/recv sizes disagree on communicator {}: rank {} ({}) {} {} bytes, rank {} ({}) {} "
+          "{} bytes",
+          comm->id, other->rank, hooks_.describe(other->group->client), kind_name(other->op.kind),
+          other->op.count * dtype_size(other->op.dtype), part.rank, hooks_.describe(g.client),
+          kind_name(part.op.kind), part.op.count * dtype_size(part.op.dtype)));
+    }
+    m->parts[side] = &part;
+  } else {
+    const uint64_t seq = comm->next_seq[rank]++;
+    auto& slot = comm->pending[seq];
+    if (!slot) {
+      slot = std::make_unique<Matched>();
+      slot->comm = comm;
+      slot->seq = seq;
+      slot->parts.assign(comm->nranks, nullptr);
+    }
+    m = slot.get();
+    check_agreement(*m, part);
+    m->parts[rank] = &part;
+  }
+  m->arrived++;
+  g.matched.push_back(m);
+  g.open++;
+}
+
+void Collectives::ready(ClientId, StreamId, uint64_t token, SimTime at) {
+  auto it = groups_.find(token);
+  if (it == groups_.end()) return;
+  Group& g = *it->second;
+  g.ready = true;
+  g.ready_at = at;
+  g.end = at;
+  if (g.matched.empty()) return finish_group(g);
+  const std::vector<Matched*> matched = g.matched;
+  for (Matched* m : matched) try_start(*m);
+}
+
+void Collectives::try_start(Matched& m) {
+  if (m.started || m.arrived < m.parts.size()) return;
+  SimTime start;
+  for (const Part* p : m.parts) {
+    if (!p->group->ready) return;
+    start = std::max(start, p->group->ready_at);
+  }
+  m.started = true;
+  if (start < network_.now()) {
+    // A member's stream reached the operation at a time the network has already simulated
+    // past (a rank that was not bounding the simulation, e.g. one that had not connected yet).
+    start = network_.now();
+    late_starts_++;
+  }
+  m.start = start;
+  const Part& first = *m.parts.front();
+  const wire::CollectiveOp& op = first.op;
+  const Bytes bytes(op.count * dtype_size(op.dtype));
+  std::vector<net::CollectiveRequest> requests;
+  if (is_p2p(op.kind)) {
+    const int src = m.comm->members[m.parts[0]->rank].gpu;
+    const int dst = m.comm->members[m.parts[1]->rank].gpu;
+    if (src != dst && bytes.count() > 0)
+      requests.push_back({net::CollOp::SendRecv, {src, dst}, bytes, 0, m.comm->tuning});
+  } else if (auto nop = net_op(op.kind)) {
+    if (m.comm->nranks > 1 && bytes.count() > 0) {
+      net::CollectiveRequest r{*nop, {}, bytes, op.peer, m.comm->tuning};
+      for (const Member& mem : m.comm->members) r.ranks.push_back(mem.gpu);
+      requests.push_back(std::move(r));
+    }
+  } else {
+    // Gather and scatter: every non-root rank exchanges its share with the root.
+    const int root = m.comm->members[op.peer].gpu;
+    for (int r = 0; r < m.comm->nranks; ++r) {
+      const int gpu = m.comm->members[r].gpu;
+      if (r == op.peer || bytes.count() == 0) continue;
+      requests.push_back({net::CollOp::SendRecv,
+                          op.kind == wire::CollKind::kGather ? std::vector<int>{gpu, root}
+                                                             : std::vector<int>{root, gpu},
+                          bytes, 0, m.comm->tuning});
+    }
+  }
+  if (requests.empty()) return finish(m, start);
+  for (const auto& r : requests) {
+    const net::TransferId id = network_.start(r, start);
+    m.transfers.push_back(id);
+    transfers_[id] = &m;
+  }
+  m.transfers_left = requests.size();
+}
+
+void Collectives::completed(const std::vector<net::Completion>& done) {
+  for (const net::Completion& c : done) {
+    auto it = transfers_.find(c.id);
+    if (it == transfers_.end()) continue;
+    Matched& m = *it->second;
+    transfers_.erase(it);
+    if (--m.transfers_left == 0) finish(m, c.end);
+  }
+}
+
+void Collectives::finish(Matched& m, SimTime end) {
+  const wire::CollectiveOp op = m.parts.front()->op;
+  nlohmann::json args = {{"op", kind_name(op.kind)},
+                         {"count", op.count},
+                         {"bytes", op.count * dtype_size(op.dtype)},
+                         {"communicator", m.comm->id},
+                         {"ranks", m.comm->nranks}};
+  if (!is_p2p(op.kind)) args["seq"] = m.seq;
+  if (m.transfers.size() == 1) {
+    const net::TransferInfo& info = network_.transfer(m.transfers.front());
+    args["algorithm"] = std::string(net::to_string(info.algorithm));
+    args["protocol"] = std::string(net::to_string(info.protocol));
+    args["channels"] = info.channels;
+    args["algbw_GBps"] = info.algbw_gbs();
+    args["busbw_GBps"] = info.busbw_gbs();
+  }
+  stats_.by_kind[kind_name(op.kind)]++;
+  stats_.bytes_by_kind[kind_name(op.kind)] += static_cast<double>(op.count * dtype_size(op.dtype));
+  std::vector<Group*> groups;
+  for (Part* p : m.parts) {
+    Group& g = *p->group;
+    g.end = std::max(g.end, end);
+    if (g.parts.size() == 1) g.args = args;
+    groups.push_back(&g);
+  }
+  // The operation is done with: drop it from its communicator's queues.
+  Comm& comm = *m.comm;
+  if (is_p2p(op.kind)) {
+    auto& queue = comm.p2p[{m.parts[0]->rank, m.parts[1]->rank}];
+    auto it =
+        std::find_if(queue.begin(), queue.end(), [&](const auto& q) { return q.get() == &m; });
+    if (it != queue.end()) {
+      finished_p2p_.push_back(std::move(*it));
+      queue.erase(it);
+    }
+  }
+  for (Group* g : groups) {
+    if (--g->open == 0) finish_group(*g);
+  }
+  if (!is_p2p(op.kind)) comm.pending.erase(m.seq);
+  finished_p2p_.clear();
+}
+
+void Collectives::finish_group(Group& g) {
+  const uint64_t token = g.token;
+  const ClientId client = g.client;
+  const StreamId stream = g.stream;
+  const SimTime start = g.ready_at, end = g.end;
+  const std::string name = g.name;
+  const nlohmann::json args = g.args;
+  groups_.erase(token);
+  stats_.collectives++;
+  stats_.time += end - start;
+  if (hooks_.span) hooks_.span(client, stream, name, start, end, args);
+  engine_.complete_collective(client, stream, token, start, end,
+                              OpDesc{OpKind::kCollective, end - start, CostSource::kNone, 0, 0});
+}
+
+std::vector<std::string> Collectives::waiting() const {
+  std::vector<std::string> lines;
+  auto describe_missing = [&](const Matched& m, const wire::CollectiveOp& op) {
+    std::vector<std::string> absent, not_ready;
+    for (size_t r = 0; r < m.parts.size(); ++r) {
+      if (m.parts[r] == nullptr) {
+        absent.push_back(is_p2p(op.kind) ? (r == 0 ? "the sender" : "the receiver")
+                                         : fmt::format("rank {}", r));
+      } else if (!m.parts[r]->group->ready) {
+        not_ready.push_back(fmt::format("rank {} ({})", m.parts[r]->rank,
+                                        hooks_.describe(m.parts[r]->group->client)));
+      }
+    }
+    std::string line = describe_op(*m.comm, op, m.seq);
+    if (!absent.empty()) line += fmt::format(": never called by {}", fmt::join(absent, ", "));
+    if (!not_ready.empty())
+      line += fmt::format("; queued behind earlier work on {}", fmt::join(not_ready, ", "));
+    lines.push_back(line);
+  };
+  auto each_comm = [&](const Comm& comm) {
+    for (const auto& [seq, m] : comm.pending) {
+      const Part* any = nullptr;
+      for (const Part* p : m->parts) any = any ? any : p;
+      if (any != nullptr && !m->started) describe_missing(*m, any->op);
+    }
+    for (const auto& [key, queue] : comm.p2p) {
+      for (const auto& m : queue) {
+        const Part* any = m->parts[0] ? m->parts[0] : m->parts[1];
+        if (any != nullptr && !m->started) describe_missing(*m, any->op);
+      }
+    }
+    if (!comm.init_waiters.empty()) {
+      lines.push_back(fmt::format("communicator {}: {} of {} ranks have called ncclCommInitRank",
+                                  comm.id, comm.init_waiters.size(), comm.nranks));
+    }
+  };
+  for (const auto& [uid, comm] : comms_by_uid_) each_comm(*comm);
+  for (const auto& comm : split_comms_) each_comm(*comm);
+  return lines;
+}
+
+}  // namespace phantora::sim

@@ -1,0 +1,303 @@
+#include "db_command.hpp"
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "phantora/kernels/analytical_model.hpp"
+#include "phantora/kernels/data_error.hpp"
+#include "phantora/kernels/gpu_catalog.hpp"
+#include "phantora/kernels/gpu_probe.hpp"
+#include "phantora/kernels/kernel_db.hpp"
+#include "phantora/kernels/op_desc.hpp"
+
+namespace phantora::tools {
+
+using kernels::DataError;
+using kernels::DbEntry;
+using kernels::KernelDb;
+
+struct DbCommand::Options {
+  CLI::App *list = nullptr, *show = nullptr, *stats = nullptr, *import = nullptr,
+           *export_ = nullptr, *merge = nullptr, *missing = nullptr, *profile = nullptr;
+  std::string db;
+  std::string other;  // CSV file, source database or output
+  std::string signature;
+  std::string gpu;
+  std::string family;
+  std::string source;
+  size_t limit = 0;
+  bool combine = false;
+  std::string rescale_from, rescale_to;
+};
+
+namespace {
+
+// The canonical key of a --gpu argument (aliases accepted); empty stays empty.
+std::string gpu_key(const std::string& name) {
+  if (name.empty()) return {};
+  return kernels::GpuCatalog::builtin().find(name).key;
+}
+
+void write_output(const std::string& path, const std::string& text) {
+  if (path.empty() || path == "-") {
+    std::cout << text;
+    return;
+  }
+  // Written beside the target and renamed: a failed export leaves no half file behind.
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw DataError(fmt::format("{}: cannot write", path));
+    out << text;
+    if (!out.flush()) throw DataError(fmt::format("{}: write failed", path));
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+std::string short_stats(const DbEntry& e) {
+  return fmt::format("{:>12.3f} {:>8}", e.stats.mean_us, e.stats.count);
+}
+
+// The analytical model's answer for a signature on a GPU, when a model covers its family.
+std::optional<kernels::Estimate> model_estimate(const std::string& sig, const std::string& gpu) {
+  const kernels::GpuPreset* preset = kernels::GpuCatalog::builtin().try_find(gpu);
+  if (preset == nullptr) return std::nullopt;
+  const kernels::ModelParams& params = kernels::ModelParams::builtin();
+  if (auto g = kernels::parse_gemm_signature(sig)) return gemm_estimate(*g, *preset, params);
+  if (auto a = kernels::parse_attention_signature(sig)) {
+    return attention_estimate(*a, *preset, params);
+  }
+  if (auto m = kernels::parse_memory_signature(sig)) return memory_op_estimate(*m, *preset, params);
+  return std::nullopt;
+}
+
+int run_list(const DbCommand::Options& o) {
+  const KernelDb db = KernelDb::open(o.db, KernelDb::Mode::kReadOnly);
+  fmt::print("{:<10} {:<9} {:>12} {:>8}  {}\n", "gpu", "source", "mean_us", "count", "signature");
+  size_t shown = 0;
+  for (const DbEntry& e : db.entries(gpu_key(o.gpu))) {
+    if (!o.family.empty() && kernels::signature_family(e.signature) != o.family) continue;
+    if (!o.source.empty() && kernels::to_string(e.source) != o.source) continue;
+    if (o.limit > 0 && shown == o.limit) break;
+    fmt::print("{:<10} {:<9} {}  {}\n", e.gpu, kernels::to_string(e.source), short_stats(e),
+               e.signature);
+    ++shown;
+  }
+  return 0;
+}
+
+int run_show(const DbCommand::Options& o) {
+  const KernelDb db = KernelDb::open(o.db, KernelDb::Mode::kReadOnly);
+  std::vector<std::string> gpus = o.gpu.empty() ? db.gpus() : std::vector{gpu_key(o.gpu)};
+  bool found = false;
+  for (const std::string& gpu : gpus) {
+    const auto e = db.lookup(gpu, o.signature);
+    if (!e) continue;
+    found = true;
+    fmt::print("{}\n  gpu              {}\n  source           {}\n", e->signature, e->gpu,
+               kernels::to_string(e->source));
+    fmt::print("  count            {}\n  mean / min / max {:.3f} / {:.3f} / {:.3f} us\n",
+               e->stats.count, e->stats.mean_us, e->stats.min_us, e->stats.max_us);
+    fmt::print("  stddev           {:.3f} us\n", e->stats.stddev_us);
+    fmt::print("  device           {}\n  driver           {}\n  libraries        {}\n",
+               e->provenance.device_name, e->provenance.driver_version,
+               e->provenance.library_versions);
+    fmt::print("  recorded at      {}\n", e->provenance.recorded_at);
+    if (const auto m = model_estimate(e->signature, gpu)) {
+      fmt::print("  model            {:.3f} us ({:.2f}x the measurement; {:.3g} FLOP, {:.3g} B)\n",
+                 m->duration.as_us(), m->duration.as_us() / e->stats.mean_us, m->flops, m->bytes);
+    }
+  }
+  if (!found) {
+    if (!kernels::is_canonical_signature(o.signature)) {
+      throw DataError(
+          fmt::format("'{}' is not a canonical signature (docs/kernels-db.md)", o.signature));
+    }
+    fmt::print(stderr, "phantora: {}: no row for {}\n", o.db, o.signature);
+    return 1;
+  }
+  return 0;
+}
+
+int run_stats(const DbCommand::Options& o) {
+  const KernelDb db = KernelDb::open(o.db, KernelDb::Mode::kReadOnly);
+  fmt::print("{}: Phantora kernel database, schema version {}\n", o.db, db.schema_version());
+  std::map<std::tuple<std::string, std::string, std::string>, std::pair<size_t, uint64_t>> by;
+  for (const DbEntry& e : db.entries()) {
+    auto& [rows, samples] = by[{e.gpu, std::string(kernels::signature_family(e.signature)),
+                                std::string(kernels::to_string(e.source))}];
+    ++rows;
+    samples += e.stats.count;
+  }
+  fmt::print("{:<10} {:<7} {:<9} {:>8} {:>10}\n", "gpu", "family", "source", "rows", "samples");
+  for (const auto& [key, value] : by) {
+    fmt::print("{:<10} {:<7} {:<9} {:>8} {:>10}\n", std::get<0>(key), std::get<1>(key),
+               std::get<2>(key), value.first, value.second);
+  }
+  const auto missing = db.missing();
+  uint64_t occurrences = 0;
+  for (const auto& m : missing) occurrences += m.occurrences;
+  fmt::print("missing signatures recorded by runs: {} ({} occurrences)\n", missing.size(),
+             occurrences);
+  return 0;
+}
+
+int run_import(const DbCommand::Options& o) {
+  // Parse and check the whole CSV before the database is touched (or created).
+  const std::vector<DbEntry> rows = kernels::entries_from_csv_file(o.other);
+  KernelDb db = KernelDb::open(o.db, KernelDb::Mode::kCreate);
+  const size_t n =
+      db.put(rows, o.combine ? kernels::OnConflict::kCombine : kernels::OnConflict::kReplace);
+  fmt::print("{}: imported {} of {} rows from {}\n", o.db, n, rows.size(), o.other);
+  return 0;
+}
+
+int run_export(const DbCommand::Options& o) {
+  const KernelDb db = KernelDb::open(o.db, KernelDb::Mode::kReadOnly);
+  write_output(o.other, kernels::entries_to_csv(db.entries(gpu_key(o.gpu))));
+  return 0;
+}
+
+int run_merge(const DbCommand::Options& o) {
+  const KernelDb source = KernelDb::open(o.other, KernelDb::Mode::kReadOnly);
+  KernelDb dest = KernelDb::open(o.db, KernelDb::Mode::kCreate);
+  kernels::MergeOptions options;
+  if (!o.rescale_from.empty()) options.rescale_from = o.rescale_from;
+  if (!o.rescale_to.empty()) options.rescale_to = o.rescale_to;
+  const kernels::MergeResult r = kernels::merge(dest, source, options);
+  fmt::print("{}: merged {} rows from {}{}\n", o.db, r.written, o.other,
+             r.kept > 0
+                 ? fmt::format(" ({} rows kept: the destination's source ranks higher)", r.kept)
+                 : "");
+  return 0;
+}
+
+int run_missing(const DbCommand::Options& o) {
+  const KernelDb db = KernelDb::open(o.db, KernelDb::Mode::kReadOnly);
+  const auto rows = db.missing(gpu_key(o.gpu));
+  if (!o.other.empty()) {
+    write_output(o.other, kernels::missing_to_csv(rows));
+    return 0;
+  }
+  fmt::print("{:<10} {:>11} {:>12}  {}\n", "gpu", "occurrences", "modelled_us", "signature");
+  for (const auto& m : rows) {
+    fmt::print("{:<10} {:>11} {:>12.3f}  {}\n", m.gpu, m.occurrences, m.modelled_us, m.signature);
+  }
+  return 0;
+}
+
+int run_profile(const DbCommand::Options& o) {
+  const kernels::GpuProbe probe = kernels::probe_gpus();
+  if (!probe.available) {
+    fmt::print(stderr,
+               "phantora: db profile needs a real NVIDIA GPU and this machine has none: {}.\n"
+               "Run it where a GPU is present; replaying a database needs no GPU.\n",
+               probe.reason);
+    return 3;
+  }
+  const KernelDb db = KernelDb::open(o.db, KernelDb::Mode::kReadOnly);
+  const auto missing = db.missing(gpu_key(o.gpu));
+  fmt::print(stderr,
+             "phantora: found {} GPU(s) (first: {}, driver {}); {} has {} missing signatures.\n"
+             "phantora: measuring is not implemented in this build: GEMMs through cuBLAS/cuBLASLt "
+             "(loaded with dlopen), attention and copies are still to come. Nothing was written.\n",
+             probe.devices.size(), probe.devices.front(), probe.driver_version, o.db,
+             missing.size());
+  return 4;
+}
+
+}  // namespace
+
+DbCommand::DbCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
+  Options& o = *options_;
+  cmd_ = app.add_subcommand("db", "Inspect, import, export, merge and profile the kernel database");
+  cmd_->require_subcommand(1);
+  auto db_arg = [&o](CLI::App* sub, bool must_exist = true) {
+    CLI::Option* opt =
+        sub->add_option("database", o.db, "Kernel database file (SQLite)")->required();
+    if (must_exist) opt->check(CLI::ExistingFile);
+  };
+  auto gpu_opt = [&o](CLI::App* sub) {
+    sub->add_option("--gpu", o.gpu, "Only this GPU model (see `phantora gpus`)");
+  };
+
+  o.list = cmd_->add_subcommand("list", "List rows: GPU, source, mean, count, signature");
+  db_arg(o.list);
+  gpu_opt(o.list);
+  o.list->add_option("--family", o.family, "Only this family")
+      ->check(CLI::IsMember({"gemm", "attn", "mem", "copy", "kernel"}));
+  o.list->add_option("--source", o.source, "Only this source")
+      ->check(CLI::IsMember({"measured", "imported", "pinned"}));
+  o.list->add_option("--limit", o.limit, "At most this many rows");
+
+  o.show = cmd_->add_subcommand("show", "One signature: statistics, provenance, model estimate");
+  db_arg(o.show);
+  o.show->add_option("signature", o.signature, "Canonical signature")->required();
+  gpu_opt(o.show);
+
+  o.stats = cmd_->add_subcommand("stats", "Rows and samples by GPU, family and source");
+  db_arg(o.stats);
+
+  o.import = cmd_->add_subcommand("import", "Add the rows of a CSV (created when absent)");
+  db_arg(o.import, false);
+  o.import->add_option("csv", o.other, "CSV with the columns of docs/kernels-db.md")
+      ->required()
+      ->check(CLI::ExistingFile);
+  o.import->add_flag("--combine", o.combine,
+                     "Pool statistics with existing rows instead of replacing them");
+
+  o.export_ = cmd_->add_subcommand("export", "Write the rows as CSV");
+  db_arg(o.export_);
+  o.export_->add_option("out", o.other, "Output file (default: standard output)");
+  gpu_opt(o.export_);
+
+  o.merge = cmd_->add_subcommand(
+      "merge", "Merge SOURCE into DEST; refuses to mix GPU models unless told to rescale");
+  db_arg(o.merge, false);
+  o.merge->add_option("source", o.other, "Database to merge from")
+      ->required()
+      ->check(CLI::ExistingFile);
+  CLI::Option* from = o.merge->add_option(
+      "--rescale-from", o.rescale_from,
+      "Take SOURCE's rows of this GPU model and rescale them by the ratio of peak figures");
+  CLI::Option* to = o.merge->add_option("--rescale-to", o.rescale_to, "... to this GPU model");
+  from->needs(to);
+  to->needs(from);
+
+  o.missing = cmd_->add_subcommand("missing", "Signatures runs had to model, costliest first");
+  db_arg(o.missing);
+  gpu_opt(o.missing);
+  o.missing->add_option("--csv", o.other, "Write them as CSV to this file ('-': stdout)");
+
+  o.profile = cmd_->add_subcommand(
+      "profile", "Measure the missing signatures on this machine's GPU (needs a real GPU)");
+  db_arg(o.profile);
+  gpu_opt(o.profile);
+}
+
+DbCommand::~DbCommand() = default;
+
+bool DbCommand::chosen() const {
+  return cmd_->parsed();
+}
+
+int DbCommand::run() const {
+  const Options& o = *options_;
+  if (o.list->parsed()) return run_list(o);
+  if (o.show->parsed()) return run_show(o);
+  if (o.stats->parsed()) return run_stats(o);
+  if (o.import->parsed()) return run_import(o);
+  if (o.export_->parsed()) return run_export(o);
+  if (o.merge->parsed()) return run_merge(o);
+  if (o.missing->parsed()) return run_missing(o);
+  if (o.profile->parsed()) return run_profile(o);
+  return 2;
+}
+
+}  // namespace phantora::tools
