@@ -8,5 +8,6 @@ namespace phantora::kernels::builtin {
 
 extern const std::string_view kGpusToml;
 extern const std::string_view kCostModelToml;
+extern const std::string_view kModelsToml;
 
 }  // namespace phantora::kernels::builtin

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <tuple>
 
 namespace phantora::kernels {
 
@@ -47,14 +48,116 @@ SimTime default_kernel_cost(const KernelLaunchInfo& launch, const GpuPreset& gpu
          params.kernel_per_wave * static_cast<int64_t>(waves(launch, gpu.device));
 }
 
-CostModel::CostModel(CostParams params, KernelTimes pinned)
-    : params_(params), pinned_(std::move(pinned)) {}
+std::string kernel_signature(const KernelLaunchInfo& launch) {
+  KernelDesc d;
+  d.name = std::string(launch.mangled_name);
+  d.grid = launch.grid;
+  d.block = launch.block;
+  d.shared_mem = launch.shared_mem;
+  return signature(d);
+}
+
+void MissingLog::note(std::string_view gpu, const std::string& signature, SimTime modelled) {
+  std::string key;
+  key.reserve(gpu.size() + 1 + signature.size());
+  key.append(gpu).append(1, '\n').append(signature);
+  Seen& seen = by_key_[key];
+  if (seen.occurrences == 0) seen.gpu = std::string(gpu);
+  ++seen.occurrences;
+  seen.modelled = modelled;
+}
+
+std::vector<MissingEntry> MissingLog::entries() const {
+  std::vector<MissingEntry> out;
+  out.reserve(by_key_.size());
+  for (const auto& [key, seen] : by_key_) {
+    out.push_back(
+        {seen.gpu, key.substr(seen.gpu.size() + 1), seen.occurrences, seen.modelled.as_us()});
+  }
+  std::sort(out.begin(), out.end(), [](const MissingEntry& a, const MissingEntry& b) {
+    const double ta = a.modelled_us * static_cast<double>(a.occurrences);
+    const double tb = b.modelled_us * static_cast<double>(b.occurrences);
+    if (ta != tb) return ta > tb;
+    return std::tie(a.gpu, a.signature) < std::tie(b.gpu, b.signature);
+  });
+  return out;
+}
+
+CostModel::CostModel(CostParams params, KernelTimes pinned, ModelParams models)
+    : params_(params), pinned_(std::move(pinned)), models_(std::move(models)) {}
+
+const DbEntry* CostModel::lookup(const std::string& signature, const GpuPreset& gpu) const {
+  if (db_ == nullptr || db_->gpu() != gpu.key) return nullptr;
+  return db_->find(signature);
+}
+
+namespace {
+
+KernelCost from_db(const DbEntry& e, std::string signature) {
+  const CostSource source =
+      e.source == EntrySource::kPinned ? CostSource::kPinned : CostSource::kMeasured;
+  // Never zero: a measured duration rounds up to at least one picosecond.
+  const SimTime t = std::max(SimTime::us(e.stats.mean_us), SimTime::ps(1));
+  return {t, source, std::move(signature)};
+}
+
+}  // namespace
+
+KernelCost CostModel::modelled(std::string signature, SimTime duration, CostSource source,
+                               const GpuPreset& gpu) const {
+  missing_.note(gpu.key, signature, duration);
+  return {duration, source, std::move(signature)};
+}
 
 KernelCost CostModel::cost_of_kernel(const KernelLaunchInfo& launch, const GpuPreset& gpu) const {
+  std::string sig = kernel_signature(launch);
   if (const std::optional<SimTime> t = pinned_.lookup(launch.mangled_name)) {
-    return {*t, CostSource::kPinned};
+    return {*t, CostSource::kPinned, std::move(sig)};
   }
-  return {default_kernel_cost(launch, gpu, params_), CostSource::kDefault};
+  if (const DbEntry* e = lookup(sig, gpu)) return from_db(*e, std::move(sig));
+  return modelled(std::move(sig), default_kernel_cost(launch, gpu, params_), CostSource::kDefault,
+                  gpu);
+}
+
+KernelCost CostModel::cost_of_gemm(const GemmDesc& gemm, const GpuPreset& gpu) const {
+  std::string sig = signature(gemm);
+  if (const DbEntry* e = lookup(sig, gpu)) return from_db(*e, std::move(sig));
+  return modelled(std::move(sig), gemm_estimate(gemm, gpu, models_).duration, CostSource::kModelled,
+                  gpu);
+}
+
+KernelCost CostModel::cost_of_attention(const AttentionDesc& attention,
+                                        const GpuPreset& gpu) const {
+  std::string sig = signature(attention);
+  if (const DbEntry* e = lookup(sig, gpu)) return from_db(*e, std::move(sig));
+  return modelled(std::move(sig), attention_estimate(attention, gpu, models_).duration,
+                  CostSource::kModelled, gpu);
+}
+
+KernelCost CostModel::cost_of_memory_op(const MemoryOpDesc& op, const GpuPreset& gpu) const {
+  std::string sig = signature(op);
+  if (const DbEntry* e = lookup(sig, gpu)) return from_db(*e, std::move(sig));
+  return modelled(std::move(sig), memory_op_estimate(op, gpu, models_).duration,
+                  CostSource::kModelled, gpu);
+}
+
+KernelCost CostModel::cost_of_copy(const CopyDesc& copy, const GpuPreset& gpu) const {
+  std::string sig = signature(copy);
+  if (const DbEntry* e = lookup(sig, gpu)) return from_db(*e, std::move(sig));
+  return modelled(std::move(sig), copy_cost(copy.kind, Bytes(copy.bytes), copy.pinned_host, gpu),
+                  CostSource::kModelled, gpu);
+}
+
+std::shared_ptr<const DbSnapshot> load_kernel_db(const std::filesystem::path& path,
+                                                 std::string_view gpu_key) {
+  const KernelDb db = KernelDb::open(path, KernelDb::Mode::kCreate);
+  return DbSnapshot::load(db, gpu_key);
+}
+
+void record_missing(const std::filesystem::path& path, const MissingLog& missing) {
+  if (missing.size() == 0) return;
+  KernelDb db = KernelDb::open(path, KernelDb::Mode::kReadWrite);
+  db.add_missing(missing.entries());
 }
 
 SimTime CostModel::copy_cost(wire::CopyKind kind, Bytes bytes, bool pinned_host,

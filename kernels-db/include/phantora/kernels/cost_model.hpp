@@ -1,14 +1,23 @@
-// What a kernel launch or a copy costs when nothing better is known. The daemon asks here;
-// later sources (the measured database, analytical models) slot in before the default.
+// What a GPU operation costs. The daemon asks here for every launch, GEMM, attention call,
+// copy and memset; each answer carries its source and the operation's signature.
+// Resolution order (docs/cost-model.md): the user's pinned kernel times, then the kernel
+// database for this GPU and signature, then an analytical model, then the default by grid size.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
+#include <string>
 #include <string_view>
+#include <unordered_map>
+#include <vector>
 
+#include "phantora/kernels/analytical_model.hpp"
 #include "phantora/kernels/gpu_catalog.hpp"
+#include "phantora/kernels/kernel_db.hpp"
 #include "phantora/kernels/kernel_times.hpp"
+#include "phantora/kernels/op_desc.hpp"
 #include "phantora/protocol.hpp"
 #include "phantora/units.hpp"
 
@@ -33,6 +42,27 @@ struct KernelLaunchInfo {
 struct KernelCost {
   SimTime duration;
   CostSource source = CostSource::kDefault;
+  std::string signature;  // canonical (op_desc.hpp); for trace.json and the report
+};
+
+// The signature of a launch as the database keys it (no decoded size arguments).
+std::string kernel_signature(const KernelLaunchInfo& launch);
+
+// Signatures a run had to model or default because the database lacked them, with how often
+// they occurred; written to the database's `missing` table (or a CSV) at the end of a run.
+class MissingLog {
+ public:
+  void note(std::string_view gpu, const std::string& signature, SimTime modelled);
+  std::vector<MissingEntry> entries() const;  // most total modelled time first
+  size_t size() const { return by_key_.size(); }
+
+ private:
+  struct Seen {
+    std::string gpu;
+    uint64_t occurrences = 0;
+    SimTime modelled;
+  };
+  std::unordered_map<std::string, Seen> by_key_;  // gpu + '\n' + signature
 };
 
 // Constants of the default model, from kernels-db/data/cost_model.toml (reasoning there).
@@ -58,11 +88,29 @@ uint64_t waves(const KernelLaunchInfo& launch, const wire::DeviceSpec& device);
 SimTime default_kernel_cost(const KernelLaunchInfo& launch, const GpuPreset& gpu,
                             const CostParams& params);
 
+// Not thread-safe: the cost_of_* calls record missing signatures (the daemon's event loop is
+// single-threaded).
 class CostModel {
  public:
-  explicit CostModel(CostParams params = CostParams::builtin(), KernelTimes pinned = {});
+  explicit CostModel(CostParams params = CostParams::builtin(), KernelTimes pinned = {},
+                     ModelParams models = ModelParams::builtin());
 
+  // Measured rows to consult first; only rows of the snapshot's GPU are used, for a preset
+  // whose key equals DbSnapshot::gpu(). Null detaches.
+  void set_database(std::shared_ptr<const DbSnapshot> db) { db_ = std::move(db); }
+  const DbSnapshot* database() const { return db_.get(); }
+
+  // pinned (by kernel name) → database (kernel signature) → default by grid size.
   KernelCost cost_of_kernel(const KernelLaunchInfo& launch, const GpuPreset& gpu) const;
+  // database → GEMM model.
+  KernelCost cost_of_gemm(const GemmDesc& gemm, const GpuPreset& gpu) const;
+  // database → attention model.
+  KernelCost cost_of_attention(const AttentionDesc& attention, const GpuPreset& gpu) const;
+  // database → memory-bound model (a kernel whose family decoder found its byte counts).
+  KernelCost cost_of_memory_op(const MemoryOpDesc& op, const GpuPreset& gpu) const;
+  // database → copy_cost below (tagged modelled).
+  KernelCost cost_of_copy(const CopyDesc& copy, const GpuPreset& gpu) const;
+
   // H2D/D2H over PCIe (pageable host memory at pageable_factor of the pinned rate); D2D reads
   // and writes HBM (2 × bytes / HBM); peer over NVLink; host-to-host at a memcpy rate. Each
   // plus a fixed latency.
@@ -71,10 +119,27 @@ class CostModel {
   SimTime memset_cost(Bytes bytes, const GpuPreset& gpu) const;
 
   const CostParams& params() const { return params_; }
+  const ModelParams& model_params() const { return models_; }
+  // Signatures answered by a model or the default so far (all of them, database or not).
+  const MissingLog& missing() const { return missing_; }
 
  private:
+  const DbEntry* lookup(const std::string& signature, const GpuPreset& gpu) const;
+  KernelCost modelled(std::string signature, SimTime duration, CostSource source,
+                      const GpuPreset& gpu) const;
+
   CostParams params_;
   KernelTimes pinned_;
+  ModelParams models_;
+  std::shared_ptr<const DbSnapshot> db_;
+  mutable MissingLog missing_;
 };
+
+// Helpers for `phantora run --kernel-db PATH`: the rows of one GPU (the file is created with
+// the schema when absent), and, at the end of the run, the missing signatures added to the
+// file's `missing` table in one transaction.
+std::shared_ptr<const DbSnapshot> load_kernel_db(const std::filesystem::path& path,
+                                                 std::string_view gpu_key);
+void record_missing(const std::filesystem::path& path, const MissingLog& missing);
 
 }  // namespace phantora::kernels

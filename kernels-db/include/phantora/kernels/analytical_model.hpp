@@ -1,0 +1,65 @@
+// The analytical models: what a GEMM, an attention call or a memory-bound kernel costs on a GPU
+// preset, from its shape, the preset's peak figures (gpus.toml) and calibrated efficiencies
+// (models.toml, each with its source). docs/cost-model.md derives every formula.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "phantora/kernels/gpu_catalog.hpp"
+#include "phantora/kernels/op_desc.hpp"
+#include "phantora/units.hpp"
+
+namespace phantora::kernels {
+
+struct ModelParams {
+  struct PerGpu {
+    double gemm_efficiency = 0;
+    double fa2_forward = 0, fa2_backward = 0;
+    double fa3_forward = 0, fa3_backward = 0;  // 0: not available on this part
+    double memory_efficiency = 0;
+  };
+
+  uint64_t gemm_tile_m = 0, gemm_tile_n = 0, gemm_tile_k = 0;
+  SimTime gemm_overhead;
+  uint64_t attention_tile_q = 0;
+  SimTime attention_overhead;
+  double attention_backward_flops_factor = 0;
+  SimTime memory_floor;
+  std::map<std::string, PerGpu, std::less<>> per_gpu;  // by preset key; "default" is required
+
+  // The row of this preset, or the "default" row.
+  const PerGpu& for_gpu(std::string_view preset_key) const;
+
+  static const ModelParams& builtin();
+  static ModelParams from_file(const std::filesystem::path& path);
+  static ModelParams from_string(std::string_view toml_text, std::string_view source);
+};
+
+// A modelled duration with the quantities it came from (for `phantora db show` and tests).
+struct Estimate {
+  SimTime duration;
+  double flops = 0;       // useful FLOPs of the operation (not the tile-padded ones)
+  double bytes = 0;       // bytes moved to and from HBM
+  double compute_us = 0;  // the compute term (0 for memory-bound kernels)
+  double memory_us = 0;   // the memory term
+};
+
+// Dense peak of the tensor cores (or CUDA cores) that run a GEMM with these input and compute
+// types, in FLOP/s: bf16/f16/fp8 inputs use their tensor-core peak (fp8 falls back to f16 on a
+// part without FP8); f32 inputs with tf32 compute use the TF32 peak, otherwise the FP32 peak;
+// f64 uses the FP32 figure (A100 and H100 FP64 tensor peaks equal their FP32 peaks, [ds]);
+// i8 uses the FP8 peak, or twice the f16 peak where there is no FP8.
+double peak_flops(const GpuPerf& perf, DType input, DType compute);
+
+double gemm_flops(const GemmDesc& d);  // 2·m·n·k·batch
+double attention_flops(const AttentionDesc& d, const ModelParams& params);
+
+Estimate gemm_estimate(const GemmDesc& d, const GpuPreset& gpu, const ModelParams& params);
+Estimate attention_estimate(const AttentionDesc& d, const GpuPreset& gpu,
+                            const ModelParams& params);
+Estimate memory_op_estimate(const MemoryOpDesc& d, const GpuPreset& gpu, const ModelParams& params);
+
+}  // namespace phantora::kernels

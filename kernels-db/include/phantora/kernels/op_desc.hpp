@@ -1,0 +1,96 @@
+// Plain descriptions of the GPU operations the cost model knows by shape, and their canonical
+// signature strings: the key of the kernel database (docs/kernels-db.md, "Signatures").
+//
+// A signature is `<family>:<key>=<value>,<key>=<value>,...` with a fixed key order per family,
+// integers in decimal without sign or leading zeros, booleans as 0/1 and enumerations as lower
+// case tokens. Rendering is the only way to build one; parsing re-renders and rejects any text
+// that differs, so two spellings of the same operation cannot both exist in a database.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "phantora/protocol.hpp"
+
+namespace phantora::kernels {
+
+enum class DType : uint8_t { kF16, kBF16, kF32, kTF32, kF64, kF8E4M3, kF8E5M2, kI8, kI32 };
+std::string_view to_string(DType t);  // f16, bf16, f32, tf32, f64, f8e4m3, f8e5m2, i8, i32
+std::optional<DType> parse_dtype(std::string_view name);
+uint64_t dtype_bytes(DType t);  // storage size of one element (tf32 is stored as f32)
+
+// One cuBLAS/cuBLASLt matrix multiply: C = op(A) · op(B) (+ C when beta != 0), `batch` times.
+// m, n, k are the dimensions after the transposes (C is m×n, the inner dimension is k).
+struct GemmDesc {
+  uint64_t m = 0, n = 0, k = 0;
+  uint64_t batch = 1;
+  DType a = DType::kBF16, b = DType::kBF16, c = DType::kBF16;
+  DType compute = DType::kF32;  // accumulation type (tf32 for CUBLAS_COMPUTE_32F_FAST_TF32)
+  bool trans_a = false, trans_b = false;
+  bool accumulate = false;        // beta != 0: C is read as well as written
+  std::string epilogue = "none";  // cuBLASLt epilogue, lower case: none, bias, relu, gelu, ...
+};
+
+enum class AttentionImpl : uint8_t { kFlash2, kFlash3 };  // which kernel family runs it
+std::string_view to_string(AttentionImpl impl);           // fa2, fa3
+
+// One fused (flash / SDPA) attention call, forward or backward.
+struct AttentionDesc {
+  uint64_t batch = 0, heads_q = 0, heads_kv = 0, seq_q = 0, seq_k = 0, head_dim = 0;
+  bool causal = false;
+  bool backward = false;
+  DType dtype = DType::kBF16;
+  AttentionImpl impl = AttentionImpl::kFlash2;
+};
+
+// A memory-bound kernel known by its family and the bytes it moves (elementwise, reduction,
+// norm, softmax, embedding, foreach, cast, ...). `op` is a lower case token.
+struct MemoryOpDesc {
+  std::string op = "elementwise";
+  uint64_t bytes_read = 0;
+  uint64_t bytes_written = 0;
+};
+
+// A copy by the copy engines (cudaMemcpy*): its kind, size and, for host copies, whether the
+// host memory is page-locked.
+struct CopyDesc {
+  wire::CopyKind kind = wire::CopyKind::kDeviceToDevice;
+  uint64_t bytes = 0;
+  bool pinned_host = true;
+};
+
+// A kernel known only by its launch: the mangled name, the launch configuration and any size
+// arguments a family decoder read from its parameters (appended in the decoder's order).
+struct KernelDesc {
+  std::string name;
+  std::array<uint32_t, 3> grid{1, 1, 1};
+  std::array<uint32_t, 3> block{1, 1, 1};
+  uint64_t shared_mem = 0;
+  std::vector<std::pair<std::string, uint64_t>> size_args;
+};
+
+std::string signature(const GemmDesc& d);
+std::string signature(const AttentionDesc& d);
+std::string signature(const MemoryOpDesc& d);
+std::string signature(const CopyDesc& d);
+std::string signature(const KernelDesc& d);
+
+// The family of a signature: "gemm", "attn", "mem", "copy", "kernel"; empty when malformed.
+std::string_view signature_family(std::string_view sig);
+
+// Parse a canonical signature; nullopt for another family or any non-canonical text.
+std::optional<GemmDesc> parse_gemm_signature(std::string_view sig);
+std::optional<AttentionDesc> parse_attention_signature(std::string_view sig);
+std::optional<MemoryOpDesc> parse_memory_signature(std::string_view sig);
+std::optional<CopyDesc> parse_copy_signature(std::string_view sig);
+std::optional<KernelDesc> parse_kernel_signature(std::string_view sig);
+
+// True when `sig` is the canonical rendering of an operation of one of the families above.
+bool is_canonical_signature(std::string_view sig);
+
+}  // namespace phantora::kernels

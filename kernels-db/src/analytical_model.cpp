@@ -1,0 +1,140 @@
+#include "phantora/kernels/analytical_model.hpp"
+
+#include <algorithm>
+
+namespace phantora::kernels {
+namespace {
+
+double ceil_div(uint64_t x, uint64_t t) {
+  return static_cast<double>((x + t - 1) / t);
+}
+double round_up(uint64_t x, uint64_t t) {
+  return ceil_div(x, t) * static_cast<double>(t);
+}
+
+// Share of the SMs a launch of `tiles` independent blocks keeps busy: min(1, tiles / SMs),
+// and at least one SM's worth.
+double fill(double tiles, const GpuPreset& gpu) {
+  const double sms = std::max(1, gpu.device.multiprocessor_count);
+  return std::clamp(tiles / sms, 1.0 / sms, 1.0);
+}
+
+SimTime seconds(double s) {
+  return SimTime::seconds(s);
+}
+
+}  // namespace
+
+double peak_flops(const GpuPerf& perf, DType input, DType compute) {
+  double tflops = 0;
+  switch (input) {
+    case DType::kBF16:
+      tflops = perf.bf16_tflops;
+      break;
+    case DType::kF16:
+      tflops = perf.fp16_tflops;
+      break;
+    case DType::kF8E4M3:
+    case DType::kF8E5M2:
+      tflops = perf.fp8_tflops > 0 ? perf.fp8_tflops : perf.fp16_tflops;
+      break;
+    case DType::kI8:
+      tflops = perf.fp8_tflops > 0 ? perf.fp8_tflops : 2 * perf.fp16_tflops;
+      break;
+    case DType::kTF32:
+      tflops = perf.tf32_tflops;
+      break;
+    case DType::kF32:
+    case DType::kI32:
+      tflops = compute == DType::kTF32 ? perf.tf32_tflops : perf.fp32_tflops;
+      break;
+    case DType::kF64:
+      tflops = perf.fp32_tflops;
+      break;
+  }
+  return tflops * 1e12;
+}
+
+double gemm_flops(const GemmDesc& d) {
+  return 2.0 * static_cast<double>(d.m) * static_cast<double>(d.n) * static_cast<double>(d.k) *
+         static_cast<double>(d.batch);
+}
+
+Estimate gemm_estimate(const GemmDesc& d, const GpuPreset& gpu, const ModelParams& params) {
+  const ModelParams::PerGpu& eff = params.for_gpu(gpu.key);
+  Estimate e;
+  e.flops = gemm_flops(d);
+  const double batch = static_cast<double>(d.batch);
+  // Tensor cores work on whole tiles: a dimension below the tile size costs a full tile.
+  const double padded_flops = 2.0 * batch * round_up(d.m, params.gemm_tile_m) *
+                              round_up(d.n, params.gemm_tile_n) * round_up(d.k, params.gemm_tile_k);
+  const double tiles =
+      batch * ceil_div(d.m, params.gemm_tile_m) * ceil_div(d.n, params.gemm_tile_n);
+  const double rate = peak_flops(gpu.perf, d.a, d.compute) * eff.gemm_efficiency;
+  const double compute_s = padded_flops / rate / fill(tiles, gpu);
+
+  const double m = static_cast<double>(d.m), n = static_cast<double>(d.n);
+  const double k = static_cast<double>(d.k);
+  const double c_passes = d.accumulate ? 2.0 : 1.0;
+  e.bytes = batch * (m * k * static_cast<double>(dtype_bytes(d.a)) +
+                     k * n * static_cast<double>(dtype_bytes(d.b)) +
+                     m * n * static_cast<double>(dtype_bytes(d.c)) * c_passes);
+  const double memory_s = e.bytes / (gpu.perf.hbm.as_bytes_per_s() * eff.memory_efficiency);
+
+  e.compute_us = compute_s * 1e6;
+  e.memory_us = memory_s * 1e6;
+  e.duration = params.gemm_overhead + seconds(std::max(compute_s, memory_s));
+  return e;
+}
+
+double attention_flops(const AttentionDesc& d, const ModelParams& params) {
+  double f = 4.0 * static_cast<double>(d.batch) * static_cast<double>(d.heads_q) *
+             static_cast<double>(d.seq_q) * static_cast<double>(d.seq_k) *
+             static_cast<double>(d.head_dim);
+  if (d.causal) f /= 2;
+  if (d.backward) f *= params.attention_backward_flops_factor;
+  return f;
+}
+
+Estimate attention_estimate(const AttentionDesc& d, const GpuPreset& gpu,
+                            const ModelParams& params) {
+  const ModelParams::PerGpu& eff = params.for_gpu(gpu.key);
+  Estimate e;
+  e.flops = attention_flops(d, params);
+  const bool fa3 = d.impl == AttentionImpl::kFlash3 && eff.fa3_forward > 0;
+  const double efficiency = d.backward ? (fa3 ? eff.fa3_backward : eff.fa2_backward)
+                                       : (fa3 ? eff.fa3_forward : eff.fa2_forward);
+  // The forward pass parallelises over query blocks, the backward over key blocks.
+  const uint64_t seq_blocks = d.backward ? d.seq_k : d.seq_q;
+  const double tiles = static_cast<double>(d.batch) * static_cast<double>(d.heads_q) *
+                       ceil_div(seq_blocks, params.attention_tile_q);
+  const double rate = peak_flops(gpu.perf, d.dtype, DType::kF32) * efficiency;
+  const double compute_s = e.flops / rate / fill(tiles, gpu);
+
+  // Forward reads Q, K, V and writes O and the log-sum-exp (f32); backward reads Q, K, V, O,
+  // dO and the log-sum-exp, and writes dQ, dK, dV.
+  const double elem = static_cast<double>(dtype_bytes(d.dtype));
+  const double q = static_cast<double>(d.batch * d.heads_q * d.seq_q * d.head_dim) * elem;
+  const double kv = static_cast<double>(d.batch * d.heads_kv * d.seq_k * d.head_dim) * elem;
+  const double lse = 4.0 * static_cast<double>(d.batch * d.heads_q * d.seq_q);
+  e.bytes = d.backward ? 4 * q + 4 * kv + lse : 2 * q + 2 * kv + lse;
+  const double memory_s = e.bytes / (gpu.perf.hbm.as_bytes_per_s() * eff.memory_efficiency);
+
+  e.compute_us = compute_s * 1e6;
+  e.memory_us = memory_s * 1e6;
+  e.duration = params.attention_overhead + seconds(std::max(compute_s, memory_s));
+  return e;
+}
+
+Estimate memory_op_estimate(const MemoryOpDesc& d, const GpuPreset& gpu,
+                            const ModelParams& params) {
+  const ModelParams::PerGpu& eff = params.for_gpu(gpu.key);
+  Estimate e;
+  e.bytes = static_cast<double>(d.bytes_read) + static_cast<double>(d.bytes_written);
+  const double memory_s = e.bytes / (gpu.perf.hbm.as_bytes_per_s() * eff.memory_efficiency);
+  e.memory_us = memory_s * 1e6;
+  e.duration = params.memory_floor + seconds(memory_s);
+  return e;
+}
+
+}  // namespace phantora::kernels

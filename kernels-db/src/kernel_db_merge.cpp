@@ -1,0 +1,98 @@
+// Merging kernel databases and rescaling measurements between GPU models.
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "phantora/kernels/analytical_model.hpp"
+#include "phantora/kernels/data_error.hpp"
+#include "phantora/kernels/gpu_catalog.hpp"
+#include "phantora/kernels/kernel_db.hpp"
+#include "phantora/kernels/op_desc.hpp"
+
+namespace phantora::kernels {
+namespace {
+
+// The rate that bounds an operation of this signature on this GPU (any unit, same for both).
+double bounding_rate(std::string_view sig, const GpuPreset& gpu) {
+  if (const auto g = parse_gemm_signature(sig)) return peak_flops(gpu.perf, g->a, g->compute);
+  if (const auto a = parse_attention_signature(sig)) {
+    return peak_flops(gpu.perf, a->dtype, DType::kF32);
+  }
+  if (const auto c = parse_copy_signature(sig)) {
+    switch (c->kind) {
+      case wire::CopyKind::kHostToDevice:
+      case wire::CopyKind::kDeviceToHost:
+        return gpu.perf.pcie.as_bytes_per_s();
+      case wire::CopyKind::kPeer:
+        return gpu.perf.nvlink_links > 0 && gpu.perf.nvlink.as_bytes_per_s() > 0
+                   ? gpu.perf.nvlink.as_bytes_per_s()
+                   : gpu.perf.pcie.as_bytes_per_s();
+      case wire::CopyKind::kHostToHost:
+        return 1.0;  // the host's memcpy: the same on both
+      case wire::CopyKind::kDeviceToDevice:
+        break;
+    }
+  }
+  // Memory-bound families and kernels known only by name: most are bandwidth-bound.
+  return gpu.perf.hbm.as_bytes_per_s();
+}
+
+}  // namespace
+
+double rescale_factor(std::string_view signature, const GpuPreset& from, const GpuPreset& to) {
+  const double rate_from = bounding_rate(signature, from);
+  const double rate_to = bounding_rate(signature, to);
+  if (!(rate_from > 0) || !(rate_to > 0)) {
+    throw DataError(fmt::format("cannot rescale '{}' from {} to {}: a peak figure is zero",
+                                signature, from.key, to.key));
+  }
+  return rate_from / rate_to;
+}
+
+MergeResult merge(KernelDb& dest, const KernelDb& source, const MergeOptions& options) {
+  const GpuCatalog& catalog = options.catalog != nullptr ? *options.catalog : GpuCatalog::builtin();
+  if (options.rescale_from.has_value() != options.rescale_to.has_value()) {
+    throw DataError("merge: --rescale-from and --rescale-to go together");
+  }
+  std::vector<DbEntry> rows;
+  if (options.rescale_from) {
+    const GpuPreset& from = catalog.find(*options.rescale_from);
+    const GpuPreset& to = catalog.find(*options.rescale_to);
+    rows = source.entries(from.key);
+    if (rows.empty()) {
+      throw DataError(fmt::format("{}: no rows for GPU '{}' to rescale (it holds: {})",
+                                  source.path().string(), from.key,
+                                  fmt::join(source.gpus(), ", ")));
+    }
+    for (DbEntry& e : rows) {
+      e.stats = e.stats.scaled(rescale_factor(e.signature, from, to));
+      e.gpu = to.key;
+      e.source = EntrySource::kImported;
+      e.provenance.library_versions += fmt::format(
+          "{}rescaled-from={}", e.provenance.library_versions.empty() ? "" : ";", from.key);
+    }
+  } else {
+    const std::vector<std::string> have = dest.gpus();
+    const std::vector<std::string> incoming = source.gpus();
+    std::vector<std::string> foreign;
+    for (const std::string& g : incoming) {
+      if (std::find(have.begin(), have.end(), g) == have.end()) foreign.push_back(g);
+    }
+    if (!have.empty() && !foreign.empty()) {
+      throw DataError(fmt::format(
+          "refusing to merge {} (GPU models: {}) into {} (GPU models: {}): the measurements are "
+          "of different GPUs. To convert them, pass --rescale-from {} --rescale-to {}",
+          source.path().string(), fmt::join(incoming, ", "), dest.path().string(),
+          fmt::join(have, ", "), foreign.front(), have.front()));
+    }
+    rows = source.entries();
+  }
+  MergeResult result;
+  const size_t before = rows.size();
+  result.written = dest.put(rows, OnConflict::kCombine);
+  result.kept = before - result.written;
+  return result;
+}
+
+}  // namespace phantora::kernels

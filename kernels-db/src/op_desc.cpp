@@ -1,0 +1,333 @@
+#include "phantora/kernels/op_desc.hpp"
+
+#include <charconv>
+
+#include <fmt/format.h>
+
+namespace phantora::kernels {
+namespace {
+
+struct DTypeName {
+  DType type;
+  std::string_view name;
+  uint64_t bytes;
+};
+constexpr DTypeName kDTypes[] = {
+    {DType::kF16, "f16", 2},       {DType::kBF16, "bf16", 2}, {DType::kF32, "f32", 4},
+    {DType::kTF32, "tf32", 4},     {DType::kF64, "f64", 8},   {DType::kF8E4M3, "f8e4m3", 1},
+    {DType::kF8E5M2, "f8e5m2", 1}, {DType::kI8, "i8", 1},     {DType::kI32, "i32", 4},
+};
+
+struct CopyKindName {
+  wire::CopyKind kind;
+  std::string_view name;
+};
+constexpr CopyKindName kCopyKinds[] = {
+    {wire::CopyKind::kHostToDevice, "h2d"},   {wire::CopyKind::kDeviceToHost, "d2h"},
+    {wire::CopyKind::kDeviceToDevice, "d2d"}, {wire::CopyKind::kHostToHost, "h2h"},
+    {wire::CopyKind::kPeer, "peer"},
+};
+
+bool host_copy(wire::CopyKind k) {
+  return k == wire::CopyKind::kHostToDevice || k == wire::CopyKind::kDeviceToHost;
+}
+
+std::string_view copy_kind_name(wire::CopyKind k) {
+  for (const CopyKindName& c : kCopyKinds) {
+    if (c.kind == k) return c.name;
+  }
+  return "unknown";
+}
+
+// A token: a lower case name, digits and underscores (epilogues, memory-op families).
+bool is_token(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  }
+  return true;
+}
+
+// A kernel name as the program registers it: mangled or extern "C" identifiers; nothing that
+// could be confused with the separators of a signature.
+bool is_kernel_name(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '$' || c == '.';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+std::string dims(const std::array<uint32_t, 3>& d) {
+  return fmt::format("{}x{}x{}", d[0], d[1], d[2]);
+}
+
+// The fields of a signature of `family`, in order; nullopt when the text is not
+// "<family>:k=v,k=v...".
+std::optional<std::vector<std::pair<std::string_view, std::string_view>>> split(
+    std::string_view sig, std::string_view family) {
+  if (sig.size() <= family.size() + 1 || sig.substr(0, family.size()) != family ||
+      sig[family.size()] != ':') {
+    return std::nullopt;
+  }
+  std::string_view rest = sig.substr(family.size() + 1);
+  std::vector<std::pair<std::string_view, std::string_view>> out;
+  while (true) {
+    const size_t comma = rest.find(',');
+    const std::string_view field = rest.substr(0, comma);
+    const size_t eq = field.find('=');
+    if (eq == std::string_view::npos || eq == 0) return std::nullopt;
+    out.emplace_back(field.substr(0, eq), field.substr(eq + 1));
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  return out;
+}
+
+// Reads fields in their fixed order; any mismatch makes the whole parse fail.
+class FieldReader {
+ public:
+  explicit FieldReader(std::vector<std::pair<std::string_view, std::string_view>> fields)
+      : fields_(std::move(fields)) {}
+
+  bool ok() const { return ok_; }
+  bool done() const { return next_ == fields_.size(); }
+
+  std::string_view raw(std::string_view key) {
+    if (!ok_ || next_ >= fields_.size() || fields_[next_].first != key) {
+      ok_ = false;
+      return {};
+    }
+    return fields_[next_++].second;
+  }
+  uint64_t number(std::string_view key) {
+    const std::string_view v = raw(key);
+    uint64_t out = 0;
+    const auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+    if (!ok_ || v.empty() || ec != std::errc() || ptr != v.data() + v.size()) ok_ = false;
+    return out;
+  }
+  bool flag(std::string_view key) {
+    const std::string_view v = raw(key);
+    if (v != "0" && v != "1") ok_ = false;
+    return v == "1";
+  }
+  DType dtype(std::string_view key) {
+    const std::optional<DType> t = parse_dtype(raw(key));
+    if (!t) ok_ = false;
+    return t.value_or(DType::kF32);
+  }
+  std::array<uint32_t, 3> dims(std::string_view key) {
+    std::string_view v = raw(key);
+    std::array<uint32_t, 3> out{};
+    for (int i = 0; i < 3 && ok_; ++i) {
+      const size_t x = v.find('x');
+      const std::string_view part = v.substr(0, x);
+      const auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), out[i]);
+      if (part.empty() || ec != std::errc() || ptr != part.data() + part.size()) ok_ = false;
+      if ((i < 2) == (x == std::string_view::npos)) ok_ = false;
+      v.remove_prefix(x == std::string_view::npos ? v.size() : x + 1);
+    }
+    return out;
+  }
+  void fail() { ok_ = false; }
+
+  // Remaining fields (the decoded size arguments of a kernel).
+  std::vector<std::pair<std::string_view, std::string_view>> rest() {
+    std::vector<std::pair<std::string_view, std::string_view>> out(fields_.begin() + next_,
+                                                                   fields_.end());
+    next_ = fields_.size();
+    return out;
+  }
+
+ private:
+  std::vector<std::pair<std::string_view, std::string_view>> fields_;
+  size_t next_ = 0;
+  bool ok_ = true;
+};
+
+// The parse is accepted only when it renders back to the very same text.
+template <typename Desc>
+std::optional<Desc> canonical(std::optional<Desc> d, std::string_view sig) {
+  if (!d || signature(*d) != sig) return std::nullopt;
+  return d;
+}
+
+}  // namespace
+
+std::string_view to_string(DType t) {
+  for (const DTypeName& d : kDTypes) {
+    if (d.type == t) return d.name;
+  }
+  return "unknown";
+}
+
+std::optional<DType> parse_dtype(std::string_view name) {
+  for (const DTypeName& d : kDTypes) {
+    if (d.name == name) return d.type;
+  }
+  return std::nullopt;
+}
+
+uint64_t dtype_bytes(DType t) {
+  for (const DTypeName& d : kDTypes) {
+    if (d.type == t) return d.bytes;
+  }
+  return 4;
+}
+
+std::string_view to_string(AttentionImpl impl) {
+  return impl == AttentionImpl::kFlash3 ? "fa3" : "fa2";
+}
+
+std::string signature(const GemmDesc& d) {
+  return fmt::format(
+      "gemm:m={},n={},k={},batch={},a={},b={},c={},compute={},op_a={},op_b={},beta={},"
+      "epilogue={}",
+      d.m, d.n, d.k, d.batch, to_string(d.a), to_string(d.b), to_string(d.c), to_string(d.compute),
+      d.trans_a ? "t" : "n", d.trans_b ? "t" : "n", d.accumulate ? 1 : 0, d.epilogue);
+}
+
+std::string signature(const AttentionDesc& d) {
+  return fmt::format("attn:pass={},b={},hq={},hkv={},sq={},sk={},d={},causal={},dtype={},impl={}",
+                     d.backward ? "bwd" : "fwd", d.batch, d.heads_q, d.heads_kv, d.seq_q, d.seq_k,
+                     d.head_dim, d.causal ? 1 : 0, to_string(d.dtype), to_string(d.impl));
+}
+
+std::string signature(const MemoryOpDesc& d) {
+  return fmt::format("mem:op={},read={},write={}", d.op, d.bytes_read, d.bytes_written);
+}
+
+std::string signature(const CopyDesc& d) {
+  const std::string_view host =
+      host_copy(d.kind) ? (d.pinned_host ? "pinned" : "pageable") : "none";
+  return fmt::format("copy:kind={},bytes={},host={}", copy_kind_name(d.kind), d.bytes, host);
+}
+
+std::string signature(const KernelDesc& d) {
+  std::string out = fmt::format("kernel:name={},grid={},block={},smem={}", d.name, dims(d.grid),
+                                dims(d.block), d.shared_mem);
+  for (const auto& [key, value] : d.size_args) out += fmt::format(",{}={}", key, value);
+  return out;
+}
+
+std::string_view signature_family(std::string_view sig) {
+  for (std::string_view family : {"gemm", "attn", "mem", "copy", "kernel"}) {
+    if (sig.size() > family.size() && sig.substr(0, family.size()) == family &&
+        sig[family.size()] == ':') {
+      return family;
+    }
+  }
+  return {};
+}
+
+std::optional<GemmDesc> parse_gemm_signature(std::string_view sig) {
+  auto fields = split(sig, "gemm");
+  if (!fields) return std::nullopt;
+  FieldReader r(std::move(*fields));
+  GemmDesc d;
+  d.m = r.number("m");
+  d.n = r.number("n");
+  d.k = r.number("k");
+  d.batch = r.number("batch");
+  d.a = r.dtype("a");
+  d.b = r.dtype("b");
+  d.c = r.dtype("c");
+  d.compute = r.dtype("compute");
+  const std::string_view op_a = r.raw("op_a");
+  const std::string_view op_b = r.raw("op_b");
+  d.trans_a = op_a == "t";
+  d.trans_b = op_b == "t";
+  d.accumulate = r.flag("beta");
+  d.epilogue = std::string(r.raw("epilogue"));
+  if (!is_token(d.epilogue)) r.fail();
+  if (!r.ok() || !r.done()) return std::nullopt;
+  return canonical<GemmDesc>(d, sig);
+}
+
+std::optional<AttentionDesc> parse_attention_signature(std::string_view sig) {
+  auto fields = split(sig, "attn");
+  if (!fields) return std::nullopt;
+  FieldReader r(std::move(*fields));
+  AttentionDesc d;
+  d.backward = r.raw("pass") == "bwd";
+  d.batch = r.number("b");
+  d.heads_q = r.number("hq");
+  d.heads_kv = r.number("hkv");
+  d.seq_q = r.number("sq");
+  d.seq_k = r.number("sk");
+  d.head_dim = r.number("d");
+  d.causal = r.flag("causal");
+  d.dtype = r.dtype("dtype");
+  d.impl = r.raw("impl") == "fa3" ? AttentionImpl::kFlash3 : AttentionImpl::kFlash2;
+  if (!r.ok() || !r.done()) return std::nullopt;
+  return canonical<AttentionDesc>(d, sig);
+}
+
+std::optional<MemoryOpDesc> parse_memory_signature(std::string_view sig) {
+  auto fields = split(sig, "mem");
+  if (!fields) return std::nullopt;
+  FieldReader r(std::move(*fields));
+  MemoryOpDesc d;
+  d.op = std::string(r.raw("op"));
+  d.bytes_read = r.number("read");
+  d.bytes_written = r.number("write");
+  if (!is_token(d.op) || !r.ok() || !r.done()) return std::nullopt;
+  return canonical<MemoryOpDesc>(d, sig);
+}
+
+std::optional<CopyDesc> parse_copy_signature(std::string_view sig) {
+  auto fields = split(sig, "copy");
+  if (!fields) return std::nullopt;
+  FieldReader r(std::move(*fields));
+  CopyDesc d;
+  const std::string_view kind = r.raw("kind");
+  bool known = false;
+  for (const CopyKindName& c : kCopyKinds) {
+    if (c.name == kind) {
+      d.kind = c.kind;
+      known = true;
+    }
+  }
+  if (!known) r.fail();
+  d.bytes = r.number("bytes");
+  d.pinned_host = r.raw("host") != "pageable";
+  if (!r.ok() || !r.done()) return std::nullopt;
+  return canonical<CopyDesc>(d, sig);
+}
+
+std::optional<KernelDesc> parse_kernel_signature(std::string_view sig) {
+  auto fields = split(sig, "kernel");
+  if (!fields) return std::nullopt;
+  FieldReader r(std::move(*fields));
+  KernelDesc d;
+  d.name = std::string(r.raw("name"));
+  d.grid = r.dims("grid");
+  d.block = r.dims("block");
+  d.shared_mem = r.number("smem");
+  if (!is_kernel_name(d.name) || !r.ok()) return std::nullopt;
+  for (const auto& [key, value] : r.rest()) {
+    uint64_t v = 0;
+    const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (!is_token(key) || value.empty() || ec != std::errc() ||
+        ptr != value.data() + value.size()) {
+      return std::nullopt;
+    }
+    d.size_args.emplace_back(std::string(key), v);
+  }
+  return canonical<KernelDesc>(d, sig);
+}
+
+bool is_canonical_signature(std::string_view sig) {
+  const std::string_view family = signature_family(sig);
+  if (family == "gemm") return parse_gemm_signature(sig).has_value();
+  if (family == "attn") return parse_attention_signature(sig).has_value();
+  if (family == "mem") return parse_memory_signature(sig).has_value();
+  if (family == "copy") return parse_copy_signature(sig).has_value();
+  if (family == "kernel") return parse_kernel_signature(sig).has_value();
+  return false;
+}
+
+}  // namespace phantora::kernels

@@ -1,0 +1,240 @@
+#include "phantora/kernels/analytical_model.hpp"
+
+#include <gtest/gtest.h>
+
+#include "phantora/kernels/data_error.hpp"
+
+namespace phantora::kernels {
+namespace {
+
+const GpuPreset& gpu(std::string_view key) {
+  return GpuCatalog::builtin().find(key);
+}
+const ModelParams& params() {
+  return ModelParams::builtin();
+}
+
+GemmDesc cube(uint64_t s, DType t = DType::kBF16) {
+  GemmDesc d;
+  d.m = d.n = d.k = s;
+  d.a = d.b = d.c = t;
+  return d;
+}
+
+double efficiency(const GemmDesc& d, const GpuPreset& g) {
+  const Estimate e = gemm_estimate(d, g, params());
+  return e.flops / e.duration.as_seconds() / peak_flops(g.perf, d.a, d.compute);
+}
+
+TEST(GemmModel, LargeBf16CubeOnH100ByHand) {
+  // 4096³: 1024 tiles of 128×128 ≥ 132 SMs, so fill = 1. Compute: 2·4096³ FLOPs at
+  // 989.4 TFLOPS × 0.801 = 173.4 µs; memory: 3 × 4096² × 2 B at 3350 GB/s × 0.90 = 33.4 µs.
+  // Time = 4 µs overhead + 173.4 µs.
+  const Estimate e = gemm_estimate(cube(4096), gpu("h100"), params());
+  const double compute_us = 2.0 * 4096.0 * 4096.0 * 4096.0 / (989.4e12 * 0.801) * 1e6;
+  EXPECT_NEAR(e.compute_us, compute_us, 1e-6);
+  EXPECT_NEAR(e.memory_us, 3.0 * 4096 * 4096 * 2 / (3350e9 * 0.90) * 1e6, 1e-6);
+  EXPECT_NEAR(e.duration.as_us(), 4.0 + compute_us, 1e-3);
+  EXPECT_NEAR(e.duration.as_us(), 177.4, 0.1);
+}
+
+TEST(GemmModel, Bf16Cube8192OnH100IsWithin1p1To1p6OfPeakTime) {
+  const GpuPreset& h100 = gpu("h100");
+  const GemmDesc d = cube(8192);
+  const double at_peak = 2.0 * 8192.0 * 8192.0 * 8192.0 / (h100.perf.bf16_tflops * 1e12);
+  const double ratio = gemm_estimate(d, h100, params()).duration.as_seconds() / at_peak;
+  EXPECT_GE(ratio, 1.1);
+  EXPECT_LE(ratio, 1.6);
+}
+
+TEST(GemmModel, EfficiencyRisesWithSizeAndStaysBelowPeak) {
+  for (const GpuPreset& g : GpuCatalog::builtin().presets()) {
+    for (DType t : {DType::kBF16, DType::kF16, DType::kF8E4M3, DType::kF32}) {
+      double previous = 0;
+      for (uint64_t s = 16; s <= 32768; s *= 2) {
+        const double eff = efficiency(cube(s, t), g);
+        EXPECT_GT(eff, 0) << g.key << " " << s;
+        EXPECT_LT(eff, 1.0) << g.key << " " << s;  // never faster than the peak
+        EXPECT_GE(eff, previous) << g.key << " " << to_string(t) << " " << s;
+        previous = eff;
+      }
+      // The largest reach the calibrated efficiency, the smallest are far from it.
+      EXPECT_GT(efficiency(cube(32768, t), g), 0.9 * params().for_gpu(g.key).gemm_efficiency);
+      EXPECT_LT(efficiency(cube(256, t), g), 0.2);
+    }
+  }
+}
+
+TEST(GemmModel, TimeNeverDecreasesAlongAnyDimension) {
+  const GpuPreset& h100 = gpu("h100");
+  const GemmDesc base = cube(1000);
+  for (int dim = 0; dim < 4; ++dim) {
+    SimTime previous = SimTime::zero();
+    for (uint64_t v = 1; v <= 20000; v = v * 3 / 2 + 1) {
+      GemmDesc d = base;
+      uint64_t* field[] = {&d.m, &d.n, &d.k, &d.batch};
+      *field[dim] = dim == 3 ? std::max<uint64_t>(1, v / 100) : v;
+      const SimTime t = gemm_estimate(d, h100, params()).duration;
+      EXPECT_GE(t, previous) << "dim " << dim << " value " << v;
+      EXPECT_GT(t, params().gemm_overhead);
+      previous = t;
+    }
+  }
+}
+
+TEST(GemmModel, SkinnyGemmIsMemoryBoundByHand) {
+  // 16 × 16384 × 16384 bf16 (a decode-like shape): A 16·16384·2, B 16384²·2, C 16·16384·2
+  // bytes = 537.9 MB at 3350 GB/s × 0.90 = 178.4 µs, twice the tile-padded compute term
+  // (2·128·16384² FLOPs on 128 of 132 SMs at 792.5 TFLOPS = 89.4 µs).
+  GemmDesc d = cube(16384);
+  d.m = 16;
+  const Estimate e = gemm_estimate(d, gpu("h100"), params());
+  const double bytes = 16.0 * 16384 * 2 + 16384.0 * 16384 * 2 + 16.0 * 16384 * 2;
+  EXPECT_DOUBLE_EQ(e.bytes, bytes);
+  EXPECT_GT(e.memory_us, 1.9 * e.compute_us);
+  EXPECT_NEAR(e.duration.as_us(), 4.0 + bytes / (3350e9 * 0.90) * 1e6, 1e-3);
+  EXPECT_LT(efficiency(d, gpu("h100")), 0.1);
+}
+
+TEST(GemmModel, BatchedSmallGemmsAreFarFromPeak) {
+  GemmDesc d = cube(64);
+  d.batch = 4096;  // 4096 tiles, but every 64-wide tile is padded to 128×128×64
+  const double eff = efficiency(d, gpu("h100"));
+  EXPECT_LT(eff, 0.25);
+  EXPECT_GT(eff, 0.0);
+  // Padding: m = 1 costs the compute of m = 128.
+  GemmDesc one = cube(4096), full = cube(4096);
+  one.m = 1;
+  full.m = 128;
+  EXPECT_DOUBLE_EQ(gemm_estimate(one, gpu("h100"), params()).compute_us,
+                   gemm_estimate(full, gpu("h100"), params()).compute_us);
+}
+
+TEST(GemmModel, PeakFollowsInputAndComputeTypes) {
+  const GpuPerf& h = gpu("h100").perf;
+  EXPECT_DOUBLE_EQ(peak_flops(h, DType::kBF16, DType::kF32), 989.4e12);
+  EXPECT_DOUBLE_EQ(peak_flops(h, DType::kF8E4M3, DType::kF32), 1978.9e12);
+  EXPECT_DOUBLE_EQ(peak_flops(h, DType::kF32, DType::kF32), 66.9e12);
+  EXPECT_DOUBLE_EQ(peak_flops(h, DType::kF32, DType::kTF32), 494.7e12);
+  // A100 has no FP8 tensor cores: FP8 runs at the FP16 rate.
+  EXPECT_DOUBLE_EQ(peak_flops(gpu("a100").perf, DType::kF8E5M2, DType::kF32), 312e12);
+  // FP8 halves the compute term of a large GEMM on H100.
+  const Estimate bf16 = gemm_estimate(cube(8192), gpu("h100"), params());
+  const Estimate fp8 = gemm_estimate(cube(8192, DType::kF8E4M3), gpu("h100"), params());
+  EXPECT_NEAR(fp8.compute_us * 2, bf16.compute_us, bf16.compute_us * 1e-3);
+}
+
+AttentionDesc gpt_attention() {
+  AttentionDesc a;
+  a.batch = 8;
+  a.heads_q = a.heads_kv = 16;
+  a.seq_q = a.seq_k = 2048;
+  a.head_dim = 128;
+  a.causal = true;
+  return a;
+}
+
+TEST(AttentionModel, ForwardByHand) {
+  // FLOPs 4·b·h·s²·d / 2 (causal) = 4·8·16·2048²·128/2 = 137.4 GFLOP, at 989.4 TFLOPS × 0.35
+  // (FA2 on H100) = 396.8 µs; 8·16·16 = 2048 query tiles fill the SMs. Plus 4 µs.
+  const AttentionDesc a = gpt_attention();
+  const Estimate e = attention_estimate(a, gpu("h100"), params());
+  const double flops = 4.0 * 8 * 16 * 2048.0 * 2048.0 * 128 / 2;
+  EXPECT_DOUBLE_EQ(e.flops, flops);
+  EXPECT_NEAR(e.duration.as_us(), 4.0 + flops / (989.4e12 * 0.35) * 1e6, 1e-3);
+  // Q, K, V, O: 4 × 8·16·2048·128 × 2 B, plus the f32 log-sum-exp 8·16·2048 × 4 B.
+  EXPECT_DOUBLE_EQ(e.bytes, 4.0 * 8 * 16 * 2048 * 128 * 2 + 4.0 * 8 * 16 * 2048);
+}
+
+TEST(AttentionModel, BackwardIsTwoAndAHalfTimesTheFlops) {
+  AttentionDesc a = gpt_attention();
+  const Estimate fwd = attention_estimate(a, gpu("h100"), params());
+  a.backward = true;
+  const Estimate bwd = attention_estimate(a, gpu("h100"), params());
+  EXPECT_DOUBLE_EQ(bwd.flops, 2.5 * fwd.flops);
+  EXPECT_NEAR(bwd.duration.as_us(), 4.0 + bwd.flops / (989.4e12 * 0.28) * 1e6, 1e-3);
+  // Non-causal doubles the work.
+  a.causal = false;
+  EXPECT_DOUBLE_EQ(attention_estimate(a, gpu("h100"), params()).flops, 2 * bwd.flops);
+}
+
+TEST(AttentionModel, Fa3IsFasterOnHopperAndFallsBackToFa2Elsewhere) {
+  AttentionDesc fa2 = gpt_attention(), fa3 = gpt_attention();
+  fa3.impl = AttentionImpl::kFlash3;
+  EXPECT_LT(attention_estimate(fa3, gpu("h100"), params()).duration,
+            attention_estimate(fa2, gpu("h100"), params()).duration);
+  EXPECT_EQ(attention_estimate(fa3, gpu("a100"), params()).duration,
+            attention_estimate(fa2, gpu("a100"), params()).duration);
+}
+
+TEST(AttentionModel, TinyCallIsNotFreeAndLongerSequencesCostMore) {
+  AttentionDesc a = gpt_attention();
+  a.batch = 1;
+  a.heads_q = a.heads_kv = 1;
+  SimTime previous = SimTime::zero();
+  for (uint64_t s = 1; s <= 65536; s *= 4) {
+    a.seq_q = a.seq_k = s;
+    const SimTime t = attention_estimate(a, gpu("h100"), params()).duration;
+    EXPECT_GT(t, previous);
+    previous = t;
+  }
+}
+
+TEST(MemoryBoundModel, StreamingKernelByHand) {
+  // 1 GiB read + 1 GiB written on H100: 2^31 B / (3350 GB/s × 0.90) = 712.3 µs, plus 3 µs.
+  MemoryOpDesc op;
+  op.bytes_read = op.bytes_written = 1ull << 30;
+  const Estimate e = memory_op_estimate(op, gpu("h100"), params());
+  EXPECT_NEAR(e.duration.as_us(), 3.0 + 2147483648.0 / (3350e9 * 0.90) * 1e6, 1e-3);
+  // An empty one costs the floor.
+  EXPECT_EQ(memory_op_estimate(MemoryOpDesc{}, gpu("h100"), params()).duration, SimTime::us(3.0));
+}
+
+TEST(ModelParams, BadFilesNameTheKey) {
+  const std::string good = R"(
+[gemm]
+tile_m = 128
+tile_n = 128
+tile_k = 64
+overhead_us = 4.0
+[attention]
+tile_q = 128
+overhead_us = 4.0
+backward_flops_factor = 2.5
+[memory_bound]
+floor_us = 3.0
+[gpu.default]
+gemm_efficiency = 0.75
+fa2_forward = 0.35
+fa2_backward = 0.28
+fa3_forward = 0.0
+fa3_backward = 0.0
+memory_efficiency = 0.85
+)";
+  EXPECT_NO_THROW(ModelParams::from_string(good, "m.toml"));
+  std::string too_high = good;
+  too_high.replace(too_high.find("0.75"), 4, "1.75");
+  EXPECT_THROW(
+      {
+        try {
+          ModelParams::from_string(too_high, "m.toml");
+        } catch (const DataError& e) {
+          EXPECT_NE(std::string(e.what()).find("m.toml:"), std::string::npos);
+          EXPECT_NE(std::string(e.what()).find("gpu.default.gemm_efficiency"), std::string::npos);
+          throw;
+        }
+      },
+      DataError);
+  std::string no_default = good;
+  no_default.replace(no_default.find("gpu.default"), 11, "gpu.h100");
+  EXPECT_THROW(ModelParams::from_string(no_default, "m.toml"), DataError);
+}
+
+TEST(ModelParams, EveryPresetHasItsOwnRow) {
+  for (const GpuPreset& g : GpuCatalog::builtin().presets()) {
+    EXPECT_TRUE(params().per_gpu.contains(g.key)) << g.key;
+  }
+}
+
+}  // namespace
+}  // namespace phantora::kernels

@@ -1,0 +1,107 @@
+#include "phantora/kernels/op_desc.hpp"
+
+#include <gtest/gtest.h>
+
+namespace phantora::kernels {
+namespace {
+
+TEST(Signature, GemmRendersAndParsesBack) {
+  GemmDesc d;
+  d.m = 4096;
+  d.n = 1024;
+  d.k = 512;
+  d.batch = 3;
+  d.a = d.b = DType::kBF16;
+  d.c = DType::kF32;
+  d.trans_b = true;
+  d.accumulate = true;
+  d.epilogue = "bias_gelu";
+  const std::string sig = signature(d);
+  EXPECT_EQ(sig,
+            "gemm:m=4096,n=1024,k=512,batch=3,a=bf16,b=bf16,c=f32,compute=f32,op_a=n,op_b=t,"
+            "beta=1,epilogue=bias_gelu");
+  const auto back = parse_gemm_signature(sig);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(signature(*back), sig);
+  EXPECT_EQ(back->c, DType::kF32);
+  EXPECT_TRUE(back->trans_b);
+  EXPECT_EQ(signature_family(sig), "gemm");
+}
+
+TEST(Signature, NonCanonicalSpellingsAreRejected) {
+  const std::string good =
+      "gemm:m=8,n=8,k=8,batch=1,a=bf16,b=bf16,c=bf16,compute=f32,op_a=n,op_b=n,beta=0,"
+      "epilogue=none";
+  ASSERT_TRUE(is_canonical_signature(good));
+  for (const std::string& bad : {
+           std::string("gemm:m=08,n=8,k=8,batch=1,a=bf16,b=bf16,c=bf16,compute=f32,op_a=n,"
+                       "op_b=n,beta=0,epilogue=none"),  // leading zero
+           std::string("gemm:n=8,m=8,k=8,batch=1,a=bf16,b=bf16,c=bf16,compute=f32,op_a=n,"
+                       "op_b=n,beta=0,epilogue=none"),  // keys out of order
+           good + ",",                                  // trailing comma
+           good + ",x=1",                               // extra key
+           std::string("gemm:m=8,n=8,k=8,batch=1,a=BF16,b=bf16,c=bf16,compute=f32,op_a=n,"
+                       "op_b=n,beta=0,epilogue=none"),  // upper case dtype
+           std::string("gemm:m=8,n=8,k=8,batch=1,a=bf16,b=bf16,c=bf16,compute=f32,op_a=x,"
+                       "op_b=n,beta=0,epilogue=none"),  // unknown op
+           std::string("gemm:m=-8,n=8,k=8,batch=1,a=bf16,b=bf16,c=bf16,compute=f32,op_a=n,"
+                       "op_b=n,beta=0,epilogue=none"),  // sign
+           std::string("GEMM:m=8"), std::string("attn:"), std::string(""),
+           std::string("kernel:name=a b,grid=1x1x1,block=1x1x1,smem=0"),  // space in name
+           std::string("kernel:name=k,grid=1x1,block=1x1x1,smem=0"),      // two dims
+       }) {
+    EXPECT_FALSE(is_canonical_signature(bad)) << bad;
+  }
+}
+
+TEST(Signature, AttentionMemoryCopyAndKernelRoundTrip) {
+  AttentionDesc a;
+  a.batch = 2;
+  a.heads_q = 32;
+  a.heads_kv = 8;
+  a.seq_q = a.seq_k = 4096;
+  a.head_dim = 128;
+  a.causal = true;
+  a.backward = true;
+  a.impl = AttentionImpl::kFlash3;
+  EXPECT_EQ(signature(a),
+            "attn:pass=bwd,b=2,hq=32,hkv=8,sq=4096,sk=4096,d=128,causal=1,dtype=bf16,impl=fa3");
+  EXPECT_EQ(signature(*parse_attention_signature(signature(a))), signature(a));
+
+  const MemoryOpDesc m{"layer_norm", 100, 50};
+  EXPECT_EQ(signature(m), "mem:op=layer_norm,read=100,write=50");
+  EXPECT_EQ(signature(*parse_memory_signature(signature(m))), signature(m));
+
+  CopyDesc c{wire::CopyKind::kHostToDevice, 1 << 20, false};
+  EXPECT_EQ(signature(c), "copy:kind=h2d,bytes=1048576,host=pageable");
+  EXPECT_EQ(signature(*parse_copy_signature(signature(c))), signature(c));
+  c.kind = wire::CopyKind::kDeviceToDevice;  // host memory does not matter on the device
+  EXPECT_EQ(signature(c), "copy:kind=d2d,bytes=1048576,host=none");
+  EXPECT_FALSE(is_canonical_signature("copy:kind=d2d,bytes=1048576,host=pageable"));
+
+  KernelDesc k;
+  k.name = "_Z4busyPfi";
+  k.grid = {120, 2, 1};
+  k.block = {256, 1, 1};
+  k.shared_mem = 4096;
+  k.size_args = {{"numel", 1 << 24}};
+  EXPECT_EQ(signature(k),
+            "kernel:name=_Z4busyPfi,grid=120x2x1,block=256x1x1,smem=4096,numel=16777216");
+  const auto back = parse_kernel_signature(signature(k));
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->grid, k.grid);
+  EXPECT_EQ(back->size_args, k.size_args);
+}
+
+TEST(Signature, DtypeNamesRoundTrip) {
+  for (DType t : {DType::kF16, DType::kBF16, DType::kF32, DType::kTF32, DType::kF64, DType::kF8E4M3,
+                  DType::kF8E5M2, DType::kI8, DType::kI32}) {
+    EXPECT_EQ(parse_dtype(to_string(t)), t);
+  }
+  EXPECT_EQ(dtype_bytes(DType::kBF16), 2u);
+  EXPECT_EQ(dtype_bytes(DType::kF8E4M3), 1u);
+  EXPECT_FALSE(parse_dtype("float").has_value());
+}
+
+}  // namespace
+}  // namespace phantora::kernels
