@@ -20,43 +20,85 @@ CostSource from_kernels(kernels::CostSource s) {
 }  // namespace
 
 Cost KernelsCostProvider::kernel(const KernelLaunch& launch) {
+  std::string key(launch.mangled_name);
+  key += '|';
+  for (uint32_t v : launch.grid) key += std::to_string(v) + ',';
+  for (uint32_t v : launch.block) key += std::to_string(v) + ',';
+  key += std::to_string(launch.shared_mem);
+  auto it = kernel_cache_.find(key);
+  if (it != kernel_cache_.end()) return it->second;
   const kernels::KernelCost c = model_.cost_of_kernel(
       kernels::KernelLaunchInfo{launch.mangled_name, launch.grid, launch.block, launch.shared_mem},
       gpu_);
-  return Cost{c.duration, from_kernels(c.source)};
+  return kernel_cache_
+      .emplace(std::move(key), Cost{c.duration, from_kernels(c.source), c.signature})
+      .first->second;
 }
 
 // Copies and memsets are costed from bandwidth figures of the GPU preset: modelled.
 Cost KernelsCostProvider::copy(wire::CopyKind kind, uint64_t bytes, bool pinned) {
-  return Cost{model_.copy_cost(kind, Bytes(bytes), pinned, gpu_), CostSource::kModelled};
+  return Cost{model_.copy_cost(kind, Bytes(bytes), pinned, gpu_), CostSource::kModelled, ""};
 }
 
 Cost KernelsCostProvider::memset(uint64_t bytes) {
-  return Cost{model_.memset_cost(Bytes(bytes), gpu_), CostSource::kModelled};
+  return Cost{model_.memset_cost(Bytes(bytes), gpu_), CostSource::kModelled, ""};
 }
 
-// Until kernels-db has its GEMM model: time at the dtype's dense tensor peak, which is a lower
-// bound, marked as the default so the report shows it as unmeasured.
-Cost KernelsCostProvider::gemm(const wire::Gemm& g) {
-  const double flops = 2.0 * static_cast<double>(g.m) * static_cast<double>(g.n) *
-                       static_cast<double>(g.k) * static_cast<double>(g.batch);
-  double tflops = gpu_.perf.bf16_tflops;
-  switch (g.compute_type) {
+namespace {
+
+kernels::DType dtype(wire::DataType t) {
+  switch (t) {
+    case wire::DataType::kF16:
+      return kernels::DType::kF16;
+    case wire::DataType::kBF16:
+      return kernels::DType::kBF16;
     case wire::DataType::kF32:
-      tflops = gpu_.perf.fp32_tflops;
-      break;
+      return kernels::DType::kF32;
     case wire::DataType::kTF32:
-      tflops = gpu_.perf.tf32_tflops;
-      break;
+      return kernels::DType::kTF32;
+    case wire::DataType::kF64:
+      return kernels::DType::kF64;
     case wire::DataType::kFP8E4M3:
+      return kernels::DType::kF8E4M3;
     case wire::DataType::kFP8E5M2:
-      tflops = gpu_.perf.fp8_tflops;
-      break;
+      return kernels::DType::kF8E5M2;
+    case wire::DataType::kI8:
+    case wire::DataType::kU8:
+      return kernels::DType::kI8;
+    case wire::DataType::kI32:
+      return kernels::DType::kI32;
     default:
-      break;
+      return kernels::DType::kF32;
   }
-  const double seconds = flops / (tflops * 1e12);
-  return Cost{std::max(SimTime::seconds(seconds), SimTime::us(2)), CostSource::kDefault};
+}
+
+// cuBLASLt epilogue bits (cublasLtEpilogue_t): RELU 2, BIAS 4, GELU 32, with AUX/GRAD variants.
+std::string epilogue_name(uint8_t e) {
+  if (e == 0 || e == 1) return "none";
+  std::string name;
+  if (e & 32) name = "gelu";
+  if (e & 2) name = "relu";
+  if (e & 4) name = name.empty() ? "bias" : name + "_bias";
+  return name.empty() ? "none" : name;
+}
+
+}  // namespace
+
+Cost KernelsCostProvider::gemm(const wire::Gemm& g) {
+  kernels::GemmDesc d;
+  d.m = static_cast<uint64_t>(g.m);
+  d.n = static_cast<uint64_t>(g.n);
+  d.k = static_cast<uint64_t>(g.k);
+  d.batch = static_cast<uint64_t>(g.batch);
+  d.a = dtype(g.a_type);
+  d.b = dtype(g.b_type);
+  d.c = dtype(g.c_type);
+  d.compute = dtype(g.compute_type);
+  d.trans_a = g.trans_a != 0;
+  d.trans_b = g.trans_b != 0;
+  d.epilogue = epilogue_name(g.epilogue);
+  const kernels::KernelCost c = model_.cost_of_gemm(d, gpu_);
+  return Cost{c.duration, from_kernels(c.source), c.signature};
 }
 
 }  // namespace phantora::sim

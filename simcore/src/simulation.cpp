@@ -286,11 +286,12 @@ void Simulation::await(ClientId id, const wire::RecordHeader& h, std::string wha
   });
 }
 
-// GEMMs appear in the trace and the top-kernel table under a name that states their shape.
-uint32_t Simulation::gemm_label(Client& c, const wire::Gemm& g) {
-  const std::string name = fmt::format("gemm {}x{}x{}{} {}{}", g.m, g.n, g.k,
-                                       g.batch > 1 ? fmt::format(" batch {}", g.batch) : "",
-                                       to_string(g.a_type), g.epilogue ? " +epilogue" : "");
+// GEMMs are named by the canonical signature the cost model looked them up by (the key of the
+// kernel database), so the report's top-kernel table says exactly which shape to measure.
+uint32_t Simulation::gemm_label(Client& c, const wire::Gemm& g, const std::string& signature) {
+  const std::string name = !signature.empty() ? signature
+                                              : fmt::format("gemm {}x{}x{} batch {} {}", g.m, g.n,
+                                                            g.k, g.batch, to_string(g.a_type));
   auto it = c.synthetic_labels.find(name);
   if (it != c.synthetic_labels.end()) return it->second;
   // Synthetic labels count down from the top so they never meet the shim's kernel ids.
@@ -415,7 +416,7 @@ void Simulation::apply(ClientId id, Client& c, const wire::RecordHeader& h,
         throw ProtocolError("gemm with negative size");
       const Cost cost = costs_.gemm(g);
       const StreamId s = stream_for(id, c, g.stream, g.device);
-      const uint32_t label = gemm_label(c, g);
+      const uint32_t label = gemm_label(c, g, cost.signature);
       engine_.submit(id, s, at, OpDesc{OpKind::kKernel, cost.duration, cost.source, label, 0});
       return;
     }

@@ -133,8 +133,9 @@ int run_command(const RunOptions& o) {
   config.trace_path = o.out / "trace.json";
   config.topology = cluster.topology;
 
-  sim::KernelsCostProvider costs(
-      kernels::CostModel(kernels::CostParams::builtin(), std::move(pinned)), gpu);
+  kernels::CostModel cost_model(kernels::CostParams::builtin(), std::move(pinned));
+  if (o.kernel_db) cost_model.set_database(kernels::load_kernel_db(*o.kernel_db, gpu.key));
+  sim::KernelsCostProvider costs(std::move(cost_model), gpu);
   sim::Simulation simulation(config, costs);
   RunDirectory run_dir;
   const std::filesystem::path socket = run_dir.path() / "daemon.sock";
@@ -235,6 +236,7 @@ int run_command(const RunOptions& o) {
   const sim::RunStats& stats = simulation.finish();
   const nlohmann::json report = sim::make_report(config, stats, outcome);
   sim::write_file_atomically(o.out / "report.json", report.dump(2) + "\n");
+  if (o.kernel_db) kernels::record_missing(*o.kernel_db, costs.model().missing());
   {
     std::ostringstream links;
     simulation.network().write_links_csv(links);

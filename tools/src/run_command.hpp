@@ -17,6 +17,7 @@ struct RunOptions {
   std::filesystem::path out = "phantora-out";
   std::string cpu_time = "measured";
   std::optional<std::filesystem::path> kernel_times;
+  std::optional<std::filesystem::path> kernel_db;
   double launch_latency_us = 4.0;
   double call_cost_us = 2.0;
   std::optional<int> timeout_s;

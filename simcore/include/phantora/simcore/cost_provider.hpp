@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <string>
 #include <string_view>
 
 #include "phantora/protocol.hpp"
@@ -13,6 +14,7 @@ namespace phantora::sim {
 struct Cost {
   SimTime duration;
   CostSource source = CostSource::kDefault;
+  std::string signature;  // library calls: the canonical signature the cost was looked up by
 };
 
 struct KernelLaunch {

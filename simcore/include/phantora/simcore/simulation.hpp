@@ -99,7 +99,7 @@ class Simulation {
   StreamId stream_for(ClientId id, Client& c, uint64_t stream, int device);
   void check_device(const Client& c, int device) const;
   SimTime graph_cost(Client& c, uint64_t graph);
-  uint32_t gemm_label(Client& c, const wire::Gemm& g);
+  uint32_t gemm_label(Client& c, const wire::Gemm& g, const std::string& signature);
   void note_host_time(Client& c, SimTime t);
   void reply(ClientId client, uint64_t request, SimTime time, int32_t v0 = 0, int32_t v1 = 0);
   void await(ClientId id, const wire::RecordHeader& h, std::string what,
