@@ -216,7 +216,12 @@ void Simulation::batch(ClientId id, std::span<const std::byte> payload,
     }
     if (h.host_time_ps < 0) throw ProtocolError("negative host time");
     note_host_time(c, SimTime::ps(h.host_time_ps));
-    apply(id, c, h, payload.first(h.size));
+    try {
+      apply(id, c, h, payload.first(h.size));
+    } catch (const std::invalid_argument& e) {
+      // The engine rejects streams that were never created or created twice.
+      throw ProtocolError(e.what());
+    }
     payload = payload.subspan(h.size);
   }
   progress();
@@ -474,13 +479,18 @@ void Simulation::apply(ClientId id, Client& c, const wire::RecordHeader& h,
       check_device(c, m.device);
       GpuStats& g = stats_.gpus[global_gpu(c, m.device)];
       if (h.type == wire::RecordType::kAlloc) {
-        c.allocations[m.address] = {m.device, m.bytes};
+        if (!c.allocations.emplace(m.address, std::make_pair(m.device, m.bytes)).second) {
+          throw ProtocolError(
+              fmt::format("allocation at {:#x} while that address is still allocated", m.address));
+        }
         g.memory_in_use += static_cast<int64_t>(m.bytes);
         g.peak_memory = std::max(g.peak_memory, g.memory_in_use);
       } else {
         auto it = c.allocations.find(m.address);
         if (it == c.allocations.end()) throw ProtocolError("free of an address never allocated");
-        g.memory_in_use -= static_cast<int64_t>(it->second.second);
+        // The bytes come back to the GPU the allocation was made on, whatever the record says.
+        stats_.gpus[global_gpu(c, it->second.first)].memory_in_use -=
+            static_cast<int64_t>(it->second.second);
         c.allocations.erase(it);
       }
       if (trace_ != nullptr) {

@@ -12,6 +12,9 @@
 namespace phantora::sim {
 
 struct Cost {
+  Cost() = default;
+  Cost(SimTime d, CostSource s, std::string sig = {})
+      : duration(d), source(s), signature(std::move(sig)) {}
   SimTime duration;
   CostSource source = CostSource::kDefault;
   std::string signature;  // library calls: the canonical signature the cost was looked up by

@@ -1,0 +1,476 @@
+#!/usr/bin/env python3
+"""Runs one integration scenario under `phantora run` and checks its simulated times.
+
+Every expected figure is computed here from the rules of design.md ("Time", "Memory and
+values") and the documented cost figures (kernels-db/data/*.toml), with the working next to
+the assertion. Notation: L = launch latency (4 us by default), times in microseconds from the
+start of the run; with --cpu-time zero the host clock stays at 0 except at blocking calls,
+where it jumps to the completion time.
+
+Usage: check.py --phantora BIN --programs DIR --times CSV --data DIR --work DIR <case>
+Python 3.11+ standard library only.
+"""
+
+import argparse
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+
+PS_PER_US = 1_000_000
+L = 4.0  # `phantora run` default --launch-latency-us
+
+ARGS = None
+FAILURES = []
+
+
+class Run:
+    def __init__(self, proc, out_dir):
+        self.rc = proc.returncode
+        self.stdout = proc.stdout
+        self.stderr = proc.stderr
+        self.out_dir = out_dir
+        path = os.path.join(out_dir, "report.json")
+        self.report = None
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                self.report = json.load(f)
+
+    def values(self, key):
+        """All values printed by the program on lines `key value...`."""
+        found = []
+        for line in self.stdout.splitlines():
+            parts = line.split()
+            if parts and parts[0] == key:
+                found.append(" ".join(parts[1:]))
+        return found
+
+    def value(self, key):
+        v = self.values(key)
+        check(len(v) == 1, f"expected one '{key}' line in the output, got {v}")
+        return v[0] if v else None
+
+    def number(self, key):
+        v = self.value(key)
+        return float(v) if v is not None else math.nan
+
+    def describe(self):
+        return f"rc={self.rc}\n--- stdout ---\n{self.stdout}\n--- stderr ---\n{self.stderr}"
+
+
+def check(cond, message):
+    if not cond:
+        FAILURES.append(message)
+        print(f"FAIL: {message}", file=sys.stderr)
+    return cond
+
+
+def check_eq(actual, expected, what):
+    return check(actual == expected, f"{what}: got {actual!r}, expected {expected!r}")
+
+
+def check_close(actual, expected, what, tol=0.0015):
+    # Event timings come back as float milliseconds and are printed with 3 decimals of us.
+    return check(abs(actual - expected) <= tol, f"{what}: got {actual}, expected {expected}")
+
+
+def run(case, program, *prog_args, flags=(), env=None, expect_ok=True):
+    out_dir = os.path.join(ARGS.work, case)
+    shutil.rmtree(out_dir, ignore_errors=True)
+    cmd = [ARGS.phantora, "run", "--quiet", "--out", out_dir, *flags, "--",
+           os.path.join(ARGS.programs, program), *prog_args]
+    full_env = dict(os.environ)
+    full_env.pop("CUDA_VISIBLE_DEVICES", None)
+    if env:
+        full_env.update(env)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=full_env, timeout=100)
+    r = Run(proc, out_dir)
+    print(f"$ {' '.join(cmd)}\n{r.describe()}")
+    if expect_ok:
+        check(r.rc == 0, f"{case}: phantora exited with {r.rc}")
+        check(r.report is not None, f"{case}: no report.json")
+    return r
+
+
+def zero(*more):
+    return ("--cpu-time", "zero", "--kernel-times", ARGS.times, *more)
+
+
+def model(*more):
+    return ("--cpu-time", "model", "--kernel-times", ARGS.times, *more)
+
+
+def sim_ps(r):
+    return r.report["simulated_time_ps"] if r.report else None
+
+
+def us_ps(us):
+    return round(us * PS_PER_US)
+
+
+# --- cost figures -------------------------------------------------------------------------
+
+def h100():
+    with open(os.path.join(ARGS.data, "gpus.toml"), "rb") as f:
+        return tomllib.load(f)["gpu"]["h100"]
+
+
+def cost_params():
+    with open(os.path.join(ARGS.data, "cost_model.toml"), "rb") as f:
+        return tomllib.load(f)
+
+
+def us_to_ps(v):
+    # SimTime::us(v): round half up to whole picoseconds.
+    return int(v * 1e6 + 0.5)
+
+
+def transfer_ps(nbytes, bytes_per_s):
+    # Bandwidth::transfer_time: bytes / rate, rounded up to the next picosecond (same double
+    # arithmetic as the C++).
+    ps = float(nbytes) / bytes_per_s * 1e12
+    whole = int(ps)
+    return whole + (1 if whole < ps else 0)
+
+
+def copy_cost_ps(kind, nbytes, pinned):
+    """CostModel::copy_cost for the H100 preset (kernels-db/include/.../cost_model.hpp):
+    H2D/D2H: host_device_latency + bytes / (PCIe x (1 if pinned else pageable_factor));
+    D2D: device_local_latency + 2 x bytes / HBM (every byte is read and written)."""
+    perf = h100()["perf"]
+    copy = cost_params()["copy"]
+    if kind in ("h2d", "d2h"):
+        factor = 1.0 if pinned else copy["pageable_factor"]
+        bw = perf["pcie_gbytes_per_s"] * 1e9 * factor
+        return us_to_ps(copy["host_device_latency_us"]) + transfer_ps(nbytes, bw)
+    assert kind == "d2d"
+    return us_to_ps(copy["device_local_latency_us"]) + transfer_ps(
+        2 * nbytes, perf["hbm_gbytes_per_s"] * 1e9)
+
+
+# --- cases --------------------------------------------------------------------------------
+
+def case_two_streams():
+    r = run("two_streams", "two_streams", flags=zero())
+    # Phase 1 (host clock 0): start on legacy at 0+L = 4. busy_a on s1: 4 -> 104 (ev_a);
+    # busy_b on s2: 4 -> 254 (ev_b); tail on legacy waits for both blocking streams:
+    # 254 -> 304 (stop). cudaEventSynchronize(stop) moves the host to 304.
+    check_close(r.number("a_us"), 100.0, "busy_a end - start")
+    check_close(r.number("b_us"), 250.0, "busy_b end - start")
+    check_close(r.number("elapsed_us"), 300.0, "legacy tail end - start")
+    # Phase 2 (host 304): start2 on legacy at max(304+4, every blocking tail <= 304) = 308.
+    # busy_b on the non-blocking stream: 308 -> 558 (no legacy barrier).
+    # tail on legacy ignores the non-blocking stream: 308 -> 358 (stop2): 50.
+    # busy_a on blocking s1 waits for the legacy tail: 358 -> 458 (ev_s1): 150.
+    check_close(r.number("legacy2_us"), 50.0, "legacy stream ignores the non-blocking stream")
+    check_close(r.number("s1_after_legacy_us"), 150.0, "blocking stream waits for legacy work")
+    # cudaDeviceSynchronize waits for the non-blocking stream too: host -> 558; that is the end.
+    check_eq(sim_ps(r), us_ps(558), "simulated_time_ps")
+    if r.report:
+        rep = r.report
+        check_eq(rep["status"], "ok", "status")
+        check_eq(rep["cpu_time"], "zero", "cpu_time")
+        check_eq(rep["op_counts"].get("kernel"), 6, "kernel count")
+        gpu0 = rep["gpus"][0]
+        check_eq(gpu0["peak_memory_bytes"], 1 << 20, "peak memory of GPU 0 (one 1 MiB buffer)")
+        # busy = 100 + 250 + 50 + 250 + 50 + 100 = 800 us of kernel time on GPU 0.
+        check(abs(gpu0["busy_s"] - 800e-6) < 1e-12, f"GPU 0 busy_s {gpu0['busy_s']} != 800e-6")
+        top = {k["kernel"]: k for k in rep["top_kernels"]}
+        check_eq(top.get("busy_b", {}).get("count"), 2, "busy_b launches")
+        check_eq(top.get("busy_b", {}).get("source"), "pinned", "busy_b cost source")
+        check(abs(top.get("busy_b", {}).get("total_s", 0) - 500e-6) < 1e-12, "busy_b total 500 us")
+        check_eq(len(rep["ranks"]), 1, "ranks")
+        check_eq(rep["ranks"][0]["end"], "exited", "rank end")
+    trace = os.path.join(r.out_dir, "trace.json")
+    if check(os.path.exists(trace), "trace.json written"):
+        with open(trace, encoding="utf-8") as f:
+            t = json.load(f)
+        events = t["traceEvents"] if isinstance(t, dict) else t
+        spans = [e for e in events if e.get("ph") == "X" and "busy_a" in e.get("name", "")]
+        check_eq(len(spans), 2, "busy_a spans in trace.json")
+
+
+def case_event_loop():
+    # N launches of `step` (12.5 us) back to back between two events: elapsed = N x 12.5.
+    for n in (1, 100):
+        r = run(f"event_loop_{n}", "event_loop", "step", str(n), flags=zero())
+        check_close(r.number("elapsed_us"), n * 12.5, f"zero mode, N={n}")
+        # start at 4, stop at 4 + 12.5 N; the event sync moves the host there.
+        check_eq(sim_ps(r), us_ps(4 + 12.5 * n), f"simulated_time_ps, N={n}")
+    # A cudaEventQuery busy-wait loop: the first query finds the stop event (4 + 1250) ahead of
+    # the host clock (0) and answers not-ready; asking again at once is spinning, so the host
+    # jumps to the event and the query succeeds. Same elapsed time and end as a sync.
+    r = run("event_loop_spin", "event_loop", "step", "100", "spin", flags=zero())
+    check_eq(r.value("not_ready_polls"), "1", "polls answered not-ready before the jump")
+    check_close(r.number("elapsed_us"), 1250.0, "spin-wait, N=100")
+    check_eq(sim_ps(r), us_ps(4 + 1250), "simulated_time_ps, spin-wait")
+    # Model mode, 2 us per call < 12.5 us per kernel: still GPU-bound after the first launch.
+    # start recorded at host T (done T+4); launch 1 at host T+2 starts T+6; the rest follow
+    # back to back; stop completes at T+6+12.5N: elapsed = 2 + 12.5 N.
+    r = run("event_loop_model", "event_loop", "step", "100", flags=model())
+    check_close(r.number("elapsed_us"), 2 + 1250.0, "model mode, N=100")
+
+
+def case_event_loop_host_bound():
+    # Model mode with --call-cost-us C and `tiny` (1 us). start is recorded at host T and done
+    # at T+4 (idle stream); launch i is stamped T+iC and starts at max(T+iC+4, previous end
+    # T+(i-1)C+5).
+    # C=3 > 1: host-bound, launch i runs T+3i+4 .. T+3i+5; stop stamped T+3(N+1) completes
+    # at T+3N+7: elapsed = 3(N+1).
+    r = run("host_bound", "event_loop", "tiny", "50", flags=model("--call-cost-us", "3"))
+    check_close(r.number("elapsed_us"), 3 * 51.0, "host-bound loop, C=3, N=50")
+    # C=0.5 < 1: GPU-bound after launch 1 (T+4.5): stop at T+4.5+N: elapsed = N + 0.5.
+    r = run("gpu_bound", "event_loop", "tiny", "50", flags=model("--call-cost-us", "0.5"))
+    check_close(r.number("elapsed_us"), 50.5, "GPU-bound loop, C=0.5, N=50")
+    # And the launch latency flag: it shifts both events equally, so the elapsed time of a
+    # GPU-bound zero-mode loop is unchanged, while the run ends at L' + N x d.
+    r = run("latency", "event_loop", "step", "10", flags=zero("--launch-latency-us", "7.5"))
+    check_close(r.number("elapsed_us"), 125.0, "zero mode, L=7.5")
+    check_eq(sim_ps(r), us_ps(7.5 + 125), "simulated_time_ps with L=7.5")
+
+
+def case_copies():
+    nbytes = 1 << 20
+    combos = [
+        # kind, api, memory, does the call block the host?
+        ("h2d", "sync", "pinned", True),
+        ("h2d", "sync", "pageable", True),
+        ("d2h", "sync", "pinned", True),
+        ("d2h", "sync", "pageable", True),
+        ("d2d", "sync", "pinned", False),  # cudaMemcpy D2D returns at once
+        ("h2d", "async", "pinned", False),
+        ("h2d", "async", "pageable", False),
+        ("d2h", "async", "pinned", False),
+        ("d2h", "async", "pageable", True),  # into pageable memory: blocks
+        ("d2d", "async", "pinned", False),
+    ]
+    for kind, api, mem, blocks in combos:
+        name = f"copy_{kind}_{api}_{mem}"
+        r = run(name, "copies", kind, api, mem, flags=zero())
+        # The event before the copy completes at 0 + L = 4; the copy is stamped at host 0, so
+        # it runs 4 .. 4 + cost. A blocking call moves the host to 4 + cost, so querying the
+        # earlier event succeeds; otherwise the host is still at 0 < 4 and it is not ready.
+        check_eq(r.value("blocked"), "1" if blocks else "0", f"{name}: blocked the host")
+        cost = copy_cost_ps(kind, nbytes, mem == "pinned")
+        # The stream sync at the end moves the host to 4 + cost: the run's end.
+        check_eq(sim_ps(r), us_ps(L) + cost, f"{name}: simulated_time_ps (cost {cost} ps)")
+    # Spot-check the formula against hand arithmetic for the documented H100 figures
+    # (PCIe 50 GB/s, HBM 3350 GB/s, latencies 5 and 2 us, pageable at 0.5):
+    # 1 MiB pinned H2D = 5 us + 1048576 / 50e9 s = 5 + 20.97152 = 25.97152 us.
+    check(abs(copy_cost_ps("h2d", nbytes, True) - 25_971_520) <= 1, "pinned H2D 1 MiB = 25.97152 us")
+    # pageable: 5 + 1048576 / 25e9 s = 5 + 41.94304 = 46.94304 us.
+    check(abs(copy_cost_ps("d2h", nbytes, False) - 46_943_040) <= 1, "pageable D2H 1 MiB")
+    # D2D: 2 + 2 x 1048576 / 3350e9 s = 2 + 0.62601552 us (rounded up to whole ps).
+    check(abs(copy_cost_ps("d2d", nbytes, True) - (2_000_000 + 626_016)) <= 1, "D2D 1 MiB")
+
+
+def case_shadow():
+    r = run("shadow", "copies", "shadow", flags=zero())
+    check_eq(r.value("shadow"), "ok", "bytes written by small copies read back")
+
+
+def gpu_table(r):
+    return {g["gpu"]: g for g in r.report["gpus"]} if r.report else {}
+
+
+def case_multi_host():
+    r = run("multi_host", "multi_gpu", flags=zero("--hosts", "2", "--gpus-per-host", "2"))
+    # The command runs once per host, with PHANTORA_HOST set to its index.
+    check_eq(sorted(r.values("host")), ["0 devices 2 current 1", "1 devices 2 current 1"],
+             "one process per host")
+    if not r.report:
+        return
+    rep = r.report
+    check_eq(rep["cluster"]["hosts"], 2, "cluster hosts")
+    check_eq(len(rep["ranks"]), 2, "ranks in report.json")
+    check_eq(sorted(k["host"] for k in rep["ranks"]), [0, 1], "rank hosts")
+    # Per host: device 0 runs busy_a 4 -> 104 while device 1 runs busy_b 4 -> 254 (devices
+    # do not wait for each other); the syncs move the host to 104, then 254.
+    check_eq(sim_ps(r), us_ps(254), "simulated_time_ps")
+    for k in rep["ranks"]:
+        check(abs(k["host_clock_s"] - 254e-6) < 1e-12, f"host {k['host']} clock {k['host_clock_s']}")
+    gpus = gpu_table(r)
+    check_eq(len(gpus), 4, "GPUs in report.json")
+    for g in range(4):
+        host, dev = divmod(g, 2)
+        # Device d of host h allocated (h x 2 + d + 1) MiB = (g + 1) MiB.
+        check_eq(gpus[g]["peak_memory_bytes"], (g + 1) << 20, f"peak memory of GPU {g}")
+        busy = 100e-6 if dev == 0 else 250e-6
+        check(abs(gpus[g]["busy_s"] - busy) < 1e-12, f"GPU {g} busy {gpus[g]['busy_s']} != {busy}")
+
+
+def case_multi_gpu():
+    r = run("multi_gpu", "multi_gpu", flags=zero("--gpus-per-host", "4"))
+    check_eq(r.value("host"), "0 devices 4 current 3", "one process, four devices")
+    check_eq(sim_ps(r), us_ps(254), "devices run in parallel: max(104, 254)")
+    gpus = gpu_table(r)
+    for g in range(4):
+        check_eq(gpus.get(g, {}).get("peak_memory_bytes"), (g + 1) << 20, f"peak memory of GPU {g}")
+    # CUDA_VISIBLE_DEVICES=2,3: ordinals 0 and 1 are physical GPUs 2 and 3.
+    r = run("visible", "multi_gpu", flags=zero("--gpus-per-host", "4"),
+            env={"CUDA_VISIBLE_DEVICES": "2,3"})
+    check_eq(r.value("host"), "0 devices 2 current 1", "two visible devices")
+    gpus = gpu_table(r)
+    check_eq([gpus.get(g, {}).get("peak_memory_bytes") for g in range(4)],
+             [0, 0, 1 << 20, 2 << 20], "memory lands on the physical GPUs 2 and 3")
+
+
+def case_oom():
+    r = run("oom", "oom", flags=zero("--gpus-per-host", "2"))
+    total = h100()["device"]["total_global_mem"]  # 85017755648 B (81079 MiB)
+    gib = 1 << 30
+    check_eq(int(r.value("total") or -1), total, "cudaMemGetInfo total = H100 capacity")
+    check_eq(int(r.value("free_initial") or -1), total, "all free at start")
+    check_eq(r.value("over_capacity"), "cudaErrorMemoryAllocation", "capacity + 1 byte")
+    check_eq(r.value("over_capacity_ptr_null"), "1", "failed cudaMalloc sets the pointer to 0")
+    check_eq(r.value("last_error"), "cudaErrorMemoryAllocation", "sticky last error")
+    check_eq(r.value("last_error_cleared"), "cudaSuccess", "cudaGetLastError clears it")
+    check_eq(int(r.value("free_after_60g") or -1), total - 60 * gib, "free after 2 x 30 GiB")
+    # 90 GiB > 79.2 GiB capacity.
+    check_eq(r.value("third_30g"), "cudaErrorMemoryAllocation", "a third 30 GiB")
+    check_eq(int(r.value("free_dev1") or -1), total, "device 1 has its own capacity")
+    check_eq(int(r.value("free_after_free") or -1), total - 30 * gib, "free after one cudaFree")
+    check_eq(r.value("retry_30g"), "cudaSuccess", "30 GiB fits again")
+    check_eq(r.value("exact_capacity"), "cudaSuccess", "exactly the capacity fits")
+    check_eq(r.value("one_more_byte"), "cudaErrorMemoryAllocation", "nothing beyond it")
+    check_eq(int(r.value("free_full") or -1), 0, "no memory left")
+    gpus = gpu_table(r)
+    # Peaks: 60 GiB, then the whole capacity in one block.
+    check_eq(gpus.get(0, {}).get("peak_memory_bytes"), total, "peak memory of GPU 0")
+    check_eq(gpus.get(1, {}).get("peak_memory_bytes"), 0, "peak memory of GPU 1")
+
+
+def case_graph():
+    # Graph: g_a(10) -> {g_b(30)} and {g_c(20) -> g_c(20)} -> g_d(5).
+    # Paths: a+b+d = 45; a+c+c+d = 55 (longest). The sum of all nodes would be 85.
+    for k in (1, 5):
+        r = run(f"graph_{k}", "graph", str(k), flags=zero())
+        check_eq(r.value("nodes"), "5", "captured nodes")
+        # K launches back to back between two events on s1: K x 55.
+        check_close(r.number("elapsed_us"), 55.0 * k, f"graph launched {k} times")
+        # start at 4, stop at 4 + 55K, reached by the event sync.
+        check_eq(sim_ps(r), us_ps(4 + 55 * k), f"simulated_time_ps, K={k}")
+        if r.report:
+            check_eq(r.report["op_counts"].get("graph"), k, "graph launches in op_counts")
+
+
+def case_unimplemented():
+    r = run("unimplemented", "unimplemented", flags=zero(), expect_ok=False)
+    check(r.rc != 0, f"phantora must exit non-zero (got {r.rc})")
+    check("cudaMemcpy3D" in r.stderr + r.stdout, "the message names cudaMemcpy3D")
+    check("before" in r.stdout, "the program ran up to the call")
+    check("after" not in r.stdout, "the program must not continue past the call")
+    if r.report:
+        check_eq(r.report["status"], "failed", "report status")
+
+
+def undefined_symbols(path):
+    nm = shutil.which("nm")
+    if nm is None:
+        return None
+    out = subprocess.run([nm, "-D", "--undefined-only", path], capture_output=True, text=True)
+    return {line.split()[-1].split("@")[0] for line in out.stdout.splitlines() if line.strip()}
+
+
+def case_per_thread_default_stream():
+    # Legacy build: start on the legacy stream at 4; busy_a on blocking s1 waits for it:
+    # 4 -> 104; busy_b on the legacy stream waits for s1: 104 -> 354; stop 354: 350.
+    r = run("legacy", "default_stream_legacy", flags=zero())
+    check_close(r.number("elapsed_us"), 350.0, "legacy default stream")
+    check_eq(r.value("readback"), "1 2 3 4", "legacy build: bytes read back")
+    # Per-thread build: stream 0 is the thread's own blocking stream, which only synchronises
+    # with the legacy stream (unused here), not with s1: start 4; busy_b 4 -> 254; stop 254.
+    r = run("per_thread", "default_stream_per_thread", flags=zero())
+    check_close(r.number("elapsed_us"), 250.0, "per-thread default stream")
+    check_eq(r.value("readback"), "1 2 3 4", "per-thread build: bytes read back")
+    syms = undefined_symbols(os.path.join(ARGS.programs, "default_stream_per_thread"))
+    if syms is not None:
+        check(any(s.endswith("_ptsz") for s in syms), "per-thread build calls _ptsz entry points")
+        legacy = undefined_symbols(os.path.join(ARGS.programs, "default_stream_legacy"))
+        check(not any(s.endswith(("_ptsz", "_ptds")) for s in legacy), "legacy build does not")
+
+
+def case_model_repeatable():
+    for prog, args in (("event_loop", ("step", "100")), ("two_streams", ()), ("graph", ("3",))):
+        a = run(f"model_{prog}_1", prog, *args, flags=model())
+        b = run(f"model_{prog}_2", prog, *args, flags=model())
+        check(sim_ps(a) is not None and sim_ps(a) == sim_ps(b),
+              f"{prog}: model mode must repeat exactly ({sim_ps(a)} vs {sim_ps(b)})")
+        check_eq(a.stdout, b.stdout, f"{prog}: same program output in both runs")
+        if a.report:
+            check_eq(a.report["cpu_time"], "model", "cpu_time")
+            # Each of the run's API records charged 2 us of host time: the run takes longer
+            # than the same run in zero mode.
+            z = run(f"zero_{prog}", prog, *args, flags=zero())
+            check(sim_ps(a) > sim_ps(z), f"{prog}: model time {sim_ps(a)} > zero time {sim_ps(z)}")
+
+
+def case_bad_cli():
+    work = os.path.join(ARGS.work, "bad_cli")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    bad_number = os.path.join(work, "bad_number.csv")
+    with open(bad_number, "w", encoding="utf-8") as f:
+        f.write("kernel,duration_us\nbusy_a,100\nbusy_b,abc\n")
+    bad_header = os.path.join(work, "bad_header.csv")
+    with open(bad_header, "w", encoding="utf-8") as f:
+        f.write("name,time\nbusy_a,100\n")
+    negative = os.path.join(work, "negative.csv")
+    with open(negative, "w", encoding="utf-8") as f:
+        f.write("kernel,duration_us\nbusy_a,-5\n")
+    missing = os.path.join(work, "no_such_times.csv")
+    cases = [
+        # flags, words the message must contain
+        (("--gpu", "nosuchgpu"), ["nosuchgpu"]),
+        (("--kernel-times", missing), ["no_such_times.csv"]),
+        (("--kernel-times", bad_number), ["bad_number.csv:3", "abc"]),
+        (("--kernel-times", bad_header), ["bad_header.csv:1", "header"]),
+        (("--kernel-times", negative), ["negative.csv:2", "negative"]),
+        (("--cpu-time", "sometimes"), ["sometimes"]),
+        (("--hosts", "0"), ["--hosts"]),
+        (("--gpus-per-host", "0"), ["--gpus-per-host"]),
+    ]
+    for i, (flags, words) in enumerate(cases):
+        out = os.path.join(work, f"out{i}")
+        cmd = [ARGS.phantora, "run", "--out", out, *flags, "--",
+               os.path.join(ARGS.programs, "two_streams")]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        print(f"$ {' '.join(cmd)}\nrc={proc.returncode}\n{proc.stdout}{proc.stderr}")
+        msg = proc.stdout + proc.stderr
+        check(proc.returncode != 0, f"{flags}: must exit non-zero")
+        for w in words:
+            check(w in msg, f"{flags}: message must name '{w}': {msg.strip()!r}")
+        check("elapsed_us" not in proc.stdout, f"{flags}: the job must not run")
+        check(not os.path.exists(os.path.join(out, "report.json")), f"{flags}: no report.json")
+        check(not os.path.exists(out), f"{flags}: nothing created on disk ({out})")
+
+
+CASES = {name[len("case_"):]: fn for name, fn in globals().items() if name.startswith("case_")}
+
+
+def main():
+    global ARGS
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--phantora", required=True)
+    p.add_argument("--programs", required=True)
+    p.add_argument("--times", required=True)
+    p.add_argument("--data", required=True)
+    p.add_argument("--work", required=True)
+    p.add_argument("case", choices=sorted(CASES))
+    ARGS = p.parse_args()
+    os.makedirs(ARGS.work, exist_ok=True)
+    CASES[ARGS.case]()
+    if FAILURES:
+        print(f"\n{len(FAILURES)} check(s) failed in case '{ARGS.case}':", file=sys.stderr)
+        for f in FAILURES:
+            print(f"  - {f}", file=sys.stderr)
+        return 1
+    print(f"case '{ARGS.case}': all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,744 @@
+// sim::Simulation driven directly with hand-built batches of wire records: decoding, replies to
+// blocking requests, rejection of malformed records, memory accounting per GPU and the cost of
+// graph launches. Costs come from FixedCosts below, so every expected time is plain arithmetic.
+#include "phantora/simcore/simulation.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace phantora::sim {
+namespace {
+
+using wire::RecordType;
+
+constexpr SimTime us(double v) {
+  return SimTime::us(v);
+}
+constexpr int64_t ps_us(double v) {
+  return SimTime::us(v).as_ps();
+}
+
+constexpr uint64_t kLegacy0 = wire::kLegacyStreamBase + 0;
+constexpr uint64_t kLegacy1 = wire::kLegacyStreamBase + 1;
+constexpr uint64_t kS1 = wire::kFirstUserStream;
+constexpr uint64_t kS2 = wire::kFirstUserStream + 1;
+
+// Kernel costs by mangled name; copies by kind (pageable H2D/D2H take twice as long);
+// memsets 2 µs. Every value is a whole number of µs so the sums below are exact.
+class FixedCosts : public CostProvider {
+ public:
+  std::map<std::string, SimTime, std::less<>> kernels = {
+      {"_Z1av", us(10)}, {"_Z1bv", us(20)}, {"_Z1cv", us(5)}, {"_Z1dv", us(7)}};
+  std::vector<bool> pinned_seen;
+
+  Cost kernel(const KernelLaunch& l) override {
+    auto it = kernels.find(l.mangled_name);
+    if (it == kernels.end()) return Cost{us(1), CostSource::kDefault};
+    return Cost{it->second, CostSource::kPinned};
+  }
+  Cost copy(wire::CopyKind kind, uint64_t, bool pinned) override {
+    pinned_seen.push_back(pinned);
+    SimTime t;
+    switch (kind) {
+      case wire::CopyKind::kHostToDevice:
+        t = us(30);
+        break;
+      case wire::CopyKind::kDeviceToHost:
+        t = us(40);
+        break;
+      case wire::CopyKind::kDeviceToDevice:
+        t = us(3);
+        break;
+      default:
+        t = us(6);
+        break;
+    }
+    if (!pinned) t = t * 2;
+    return Cost{t, CostSource::kModelled};
+  }
+  Cost memset(uint64_t) override { return Cost{us(2), CostSource::kModelled}; }
+  Cost gemm(const wire::Gemm&) { return Cost{us(50), CostSource::kModelled}; }
+};
+
+// Builds the payload of one kBatch frame.
+class Batch {
+ public:
+  template <typename T>
+  Batch& add(RecordType type, const T& body, double host_us = 0, uint64_t request = 0) {
+    return raw(type, &body, sizeof(body), host_us, request);
+  }
+  Batch& raw(RecordType type, const void* body, size_t size, double host_us = 0,
+             uint64_t request = 0, int64_t host_ps_override = -1) {
+    wire::RecordHeader h;
+    h.type = type;
+    h.size = static_cast<uint32_t>(size);
+    h.request = request;
+    h.host_time_ps = host_ps_override >= 0 ? host_ps_override : ps_us(host_us);
+    append(&h, sizeof(h));
+    append(body, size);
+    return *this;
+  }
+  Batch& kernel(uint32_t id, const std::string& name) {
+    std::vector<std::byte> body(sizeof(wire::DefineKernel) + name.size());
+    wire::DefineKernel k{id, static_cast<uint32_t>(name.size())};
+    std::memcpy(body.data(), &k, sizeof(k));
+    std::memcpy(body.data() + sizeof(k), name.data(), name.size());
+    return raw(RecordType::kDefineKernel, body.data(), body.size());
+  }
+  Batch& stream(uint64_t id, int device, uint32_t flags = wire::kStreamBlocking) {
+    return add(RecordType::kStreamCreate, wire::StreamCreate{id, device, flags, 0, 0});
+  }
+  Batch& launch(uint32_t kernel, uint64_t stream, double host_us = 0, int device = 0,
+                uint64_t request = 0) {
+    wire::Launch l{};
+    l.stream = stream;
+    l.device = device;
+    l.kernel = kernel;
+    l.grid[0] = l.grid[1] = l.grid[2] = 1;
+    l.block[0] = 32, l.block[1] = l.block[2] = 1;
+    return add(RecordType::kLaunch, l, host_us, request);
+  }
+  Batch& copy(wire::CopyKind kind, uint64_t stream, bool pinned, double host_us = 0,
+              uint64_t request = 0, int device = 0) {
+    return add(RecordType::kCopy,
+               wire::Copy{stream, device, kind, static_cast<uint8_t>(pinned), 0, 4096}, host_us,
+               request);
+  }
+  Batch& record(uint64_t event, uint64_t stream, double host_us = 0, int device = 0) {
+    return add(RecordType::kEventRecord, wire::EventOp{event, stream, device, 0}, host_us);
+  }
+  Batch& wait(uint64_t stream, uint64_t event, double host_us = 0, int device = 0) {
+    return add(RecordType::kStreamWaitEvent, wire::EventOp{event, stream, device, 0}, host_us);
+  }
+  Batch& stream_sync(uint64_t stream, uint64_t request, double host_us = 0, int device = 0) {
+    return add(RecordType::kStreamSync, wire::StreamRef{stream, device, 0}, host_us, request);
+  }
+  Batch& event_sync(uint64_t event, uint64_t request, double host_us = 0) {
+    return add(RecordType::kEventSync, wire::EventOp{event, 0, 0, 0}, host_us, request);
+  }
+  Batch& device_sync(int device, uint64_t request, double host_us = 0) {
+    return add(RecordType::kDeviceSync, wire::DeviceRef{device, 0}, host_us, request);
+  }
+  Batch& alloc(uint64_t address, uint64_t bytes, int device) {
+    return add(RecordType::kAlloc, wire::MemOp{address, bytes, device, 0});
+  }
+  Batch& free(uint64_t address, int device) {
+    return add(RecordType::kFree, wire::MemOp{address, 0, device, 0});
+  }
+  Batch& graph(uint64_t id, const std::vector<wire::GraphNode>& nodes) {
+    wire::DefineGraph g{id, static_cast<uint32_t>(nodes.size()), 0};
+    std::vector<std::byte> body(sizeof(g) + nodes.size() * sizeof(wire::GraphNode));
+    std::memcpy(body.data(), &g, sizeof(g));
+    std::memcpy(body.data() + sizeof(g), nodes.data(), nodes.size() * sizeof(wire::GraphNode));
+    return raw(RecordType::kDefineGraph, body.data(), body.size());
+  }
+  Batch& graph_launch(uint64_t id, uint64_t stream, double host_us = 0, int device = 0) {
+    return add(RecordType::kGraphLaunch, wire::GraphLaunch{id, stream, device, 0}, host_us);
+  }
+  std::span<const std::byte> bytes() const { return bytes_; }
+  std::vector<std::byte>& data() { return bytes_; }
+
+ private:
+  void append(const void* p, size_t n) {
+    const auto* b = static_cast<const std::byte*>(p);
+    bytes_.insert(bytes_.end(), b, b + n);
+  }
+  std::vector<std::byte> bytes_;
+};
+
+wire::GraphNode kernel_node(uint32_t kernel, std::vector<uint32_t> deps = {}) {
+  wire::GraphNode n{};
+  n.kind = wire::GraphNodeKind::kKernel;
+  n.kernel = kernel;
+  n.grid[0] = n.grid[1] = n.grid[2] = 1;
+  n.block[0] = n.block[1] = n.block[2] = 1;
+  n.dep_count = static_cast<uint8_t>(deps.size());
+  for (size_t i = 0; i < deps.size(); ++i) n.deps[i] = deps[i];
+  return n;
+}
+
+wire::Hello hello_for(int host, const std::string& token = "sekrit", int rank = -1) {
+  wire::Hello h;
+  std::memcpy(h.token, token.data(), std::min(token.size(), wire::kTokenBytes));
+  h.host = host;
+  h.pid = 1000 + host;
+  h.global_rank = rank;
+  return h;
+}
+
+class SimulationTest : public ::testing::Test {
+ protected:
+  SimulationTest() : sim(config(), costs) {}
+
+  static SimulationConfig config() {
+    SimulationConfig c;
+    c.hosts = 2;
+    c.gpus_per_host = 2;
+    c.gpu_name = "fake";
+    std::strcpy(c.device.name, "Fake GPU");
+    c.device.total_global_mem = 1000;
+    c.cpu_time = wire::CpuTimeMode::kZero;
+    c.per_call_cost = us(2);
+    c.launch_latency = us(4);
+    c.token = "sekrit";
+    return c;
+  }
+
+  ClientId connect(int host = 0) { return sim.hello(hello_for(host)).client_id; }
+
+  // Applies a batch; returns the replies.
+  std::vector<wire::Reply> run(ClientId id, const Batch& b) {
+    std::vector<wire::Reply> replies;
+    sim.batch(id, b.bytes(), replies);
+    return replies;
+  }
+  // The reply time of a batch expected to answer exactly one request.
+  SimTime answer(ClientId id, const Batch& b) {
+    auto r = run(id, b);
+    EXPECT_EQ(r.size(), 1u);
+    if (r.empty()) return SimTime::infinite();
+    EXPECT_EQ(r[0].status, wire::ReplyStatus::kOk);
+    return SimTime::ps(r[0].time_ps);
+  }
+
+  FixedCosts costs;
+  Simulation sim;
+};
+
+// --- hello ------------------------------------------------------------------------------
+
+TEST_F(SimulationTest, HelloAnswersTheClusterAndTimingConfiguration) {
+  const wire::Welcome w0 = sim.hello(hello_for(0));
+  const wire::Welcome w1 = sim.hello(hello_for(1));
+  EXPECT_EQ(w0.client_id, 0u);
+  EXPECT_EQ(w1.client_id, 1u);
+  EXPECT_EQ(w0.hosts, 2);
+  EXPECT_EQ(w0.gpus_per_host, 2);
+  EXPECT_EQ(w0.cpu_time, wire::CpuTimeMode::kZero);
+  EXPECT_EQ(w0.per_call_cost_ps, 2'000'000);   // 2 µs
+  EXPECT_EQ(w0.launch_latency_ps, 4'000'000);  // 4 µs
+  EXPECT_STREQ(w0.device.name, "Fake GPU");
+  EXPECT_EQ(w0.device.total_global_mem, 1000u);
+  EXPECT_EQ(sim.connected_clients(), 2u);
+}
+
+TEST_F(SimulationTest, WrongTokenIsRejected) {
+  EXPECT_THROW(sim.hello(hello_for(0, "not-the-token")), ProtocolError);
+  EXPECT_THROW(sim.hello(hello_for(0, "")), ProtocolError);
+  EXPECT_THROW(sim.hello(hello_for(0, "sekritX")), ProtocolError);  // prefix is not enough
+  EXPECT_EQ(sim.connected_clients(), 0u);
+}
+
+TEST_F(SimulationTest, HostOutsideTheClusterIsRejected) {
+  EXPECT_THROW(sim.hello(hello_for(2)), ProtocolError);  // hosts 0 and 1 exist
+  EXPECT_THROW(sim.hello(hello_for(-1)), ProtocolError);
+}
+
+TEST_F(SimulationTest, BatchFromUnknownClientIsRejected) {
+  std::vector<wire::Reply> r;
+  Batch b;
+  b.device_sync(0, 1);
+  EXPECT_THROW(sim.batch(5, b.bytes(), r), ProtocolError);
+}
+
+// --- decoding and timing ----------------------------------------------------------------
+
+TEST_F(SimulationTest, LaunchOnLegacyStreamThenStreamSync) {
+  const ClientId c = connect();
+  Batch b;
+  b.kernel(1, "_Z1av").launch(1, kLegacy0).stream_sync(kLegacy0, 7);
+  auto r = run(c, b);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].request, 7u);
+  // Kernel a (10 µs) submitted at host 0: starts at 0 + 4 (latency), ends 14.
+  EXPECT_EQ(r[0].time_ps, ps_us(14));
+}
+
+TEST_F(SimulationTest, AsyncRecordsGetNoReply) {
+  const ClientId c = connect();
+  Batch b;
+  b.kernel(1, "_Z1av")
+      .stream(kS1, 0)
+      .launch(1, kS1)
+      .record(3, kS1)
+      .copy(wire::CopyKind::kDeviceToDevice, kS1, true);
+  EXPECT_TRUE(run(c, b).empty());
+}
+
+TEST_F(SimulationTest, LaunchWithRequestIdRepliesWithItsEnd) {
+  const ClientId c = connect();
+  Batch b;
+  b.kernel(2, "_Z1bv").launch(2, kLegacy0, /*host_us=*/10, 0, /*request=*/9);
+  // 10 + 4 = 14 start, + 20 = 34.
+  EXPECT_EQ(answer(c, b), us(34));
+}
+
+TEST_F(SimulationTest, TwoStreamsOverlapAndLegacyStreamJoinsThem) {
+  // The two_streams.cu scenario on the wire, with a=10, b=20, c=5 µs:
+  //   event start on legacy at 4; a on s1 4→14; b on s2 4→24; c on legacy waits for both:
+  //   24→29; stop event at 29. Elapsed stop − start = 25 µs.
+  const ClientId c = connect();
+  Batch b;
+  b.kernel(1, "_Z1av").kernel(2, "_Z1bv").kernel(3, "_Z1cv");
+  b.stream(kS1, 0).stream(kS2, 0);
+  b.record(100, kLegacy0).launch(1, kS1).launch(2, kS2).launch(3, kLegacy0).record(101, kLegacy0);
+  b.event_sync(100, 1).event_sync(101, 2);
+  auto r = run(c, b);
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].time_ps, ps_us(4));
+  EXPECT_EQ(r[1].time_ps, ps_us(29));
+}
+
+TEST_F(SimulationTest, CrossStreamEventWaitDelaysTheWaiter) {
+  const ClientId c = connect();
+  Batch b;
+  b.kernel(2, "_Z1bv").kernel(1, "_Z1av");
+  b.stream(kS1, 0, wire::kStreamNonBlocking).stream(kS2, 0, wire::kStreamNonBlocking);
+  b.launch(2, kS1).record(5, kS1);  // b: 4 → 24; event 5 at 24
+  b.wait(kS2, 5).launch(1, kS2);    // a waits for 24: 24 → 34
+  b.stream_sync(kS2, 1).stream_sync(kS1, 2);
+  auto r = run(c, b);
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].time_ps, ps_us(34));
+  EXPECT_EQ(r[1].time_ps, ps_us(24));
+}
+
+TEST_F(SimulationTest, NonBlockingStreamDoesNotJoinLegacyStream) {
+  const ClientId c = connect();
+  Batch b;
+  b.kernel(2, "_Z1bv").kernel(3, "_Z1cv");
+  b.stream(kS1, 0, wire::kStreamNonBlocking);
+  b.launch(2, kS1);       // 4 → 24 on the non-blocking stream
+  b.launch(3, kLegacy0);  // legacy does not wait for it: 4 → 9
+  b.stream_sync(kLegacy0, 1).device_sync(0, 2);
+  auto r = run(c, b);
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].time_ps, ps_us(9));
+  EXPECT_EQ(r[1].time_ps, ps_us(24));  // the device sync covers every stream
+}
+
+TEST_F(SimulationTest, HostTimeOfRecordsBoundsTheStart) {
+  const ClientId c = connect();
+  Batch b;
+  b.kernel(1, "_Z1av");
+  b.launch(1, kLegacy0, 0);    // 4 → 14
+  b.launch(1, kLegacy0, 100);  // host 100: starts 104, ends 114
+  b.stream_sync(kLegacy0, 1, 100);
+  EXPECT_EQ(answer(c, b), us(114));
+}
+
+TEST_F(SimulationTest, ReplyCarriesCompletionTimeEvenWhenHostIsLater) {
+  // The reply is the time the awaited work completed (an event's timestamp); the shim moves
+  // its clock to max(clock, reply). Kernel ends at 14; the sync is asked at host 500.
+  const ClientId c = connect();
+  Batch b;
+  b.kernel(1, "_Z1av").launch(1, kLegacy0, 0).stream_sync(kLegacy0, 1, 500);
+  EXPECT_EQ(answer(c, b), us(14));
+}
+
+TEST_F(SimulationTest, CopiesAndMemsetsCostWhatTheProviderSays) {
+  const ClientId c = connect();
+  Batch b;
+  b.copy(wire::CopyKind::kHostToDevice, kLegacy0, /*pinned=*/true, 0, /*request=*/1);   // 4→34
+  b.copy(wire::CopyKind::kDeviceToHost, kLegacy0, /*pinned=*/false, 0, /*request=*/2);  // →114
+  b.copy(wire::CopyKind::kDeviceToDevice, kLegacy0, true, 0, 3);                        // →117
+  b.add(RecordType::kMemset, wire::Memset{kLegacy0, 0, 0, 64}, 0, 4);                   // →119
+  auto r = run(c, b);
+  ASSERT_EQ(r.size(), 4u);
+  EXPECT_EQ(r[0].time_ps, ps_us(34));   // 4 + 30 (pinned H2D)
+  EXPECT_EQ(r[1].time_ps, ps_us(114));  // 34 + 2 × 40 (pageable D2H)
+  EXPECT_EQ(r[2].time_ps, ps_us(117));  // 114 + 3
+  EXPECT_EQ(r[3].time_ps, ps_us(119));  // 117 + 2
+  EXPECT_EQ(costs.pinned_seen, (std::vector<bool>{true, false, true}));
+}
+
+TEST_F(SimulationTest, EventSyncOfNeverRecordedEventIsImmediate) {
+  const ClientId c = connect();
+  Batch b;
+  b.event_sync(12345, 1, 50);
+  EXPECT_EQ(answer(c, b), SimTime::zero());
+}
+
+TEST_F(SimulationTest, HostFuncIsAZeroCostStreamOp) {
+  const ClientId c = connect();
+  Batch b;
+  b.kernel(1, "_Z1av").launch(1, kLegacy0);  // 4 → 14
+  b.add(RecordType::kHostFunc, wire::StreamRef{kLegacy0, 0, 0});
+  b.launch(1, kLegacy0).stream_sync(kLegacy0, 1);  // 14 → 24
+  EXPECT_EQ(answer(c, b), us(24));
+}
+
+TEST_F(SimulationTest, DevicesOfOneClientAreIndependent) {
+  const ClientId c = connect();
+  Batch b;
+  b.kernel(2, "_Z1bv");
+  b.launch(2, kLegacy0, 0, 0);  // device 0: 4 → 24
+  b.launch(2, kLegacy1, 0, 1);  // device 1: 4 → 24 as well, no cross-device barrier
+  b.launch(2, kLegacy1, 0, 1);  // 24 → 44
+  b.device_sync(0, 1).device_sync(1, 2);
+  auto r = run(c, b);
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].time_ps, ps_us(24));
+  EXPECT_EQ(r[1].time_ps, ps_us(44));
+}
+
+TEST_F(SimulationTest, ClientsDoNotShareStreams) {
+  const ClientId c0 = connect(0);
+  const ClientId c1 = connect(0);
+  Batch b0;
+  b0.kernel(2, "_Z1bv").launch(2, kLegacy0).launch(2, kLegacy0);  // 4 → 44 on client 0
+  run(c0, b0);
+  Batch b1;
+  b1.kernel(1, "_Z1av").launch(1, kLegacy0).stream_sync(kLegacy0, 1);
+  // Client 1's legacy stream (same id, same host GPU) is its own: 4 → 14.
+  EXPECT_EQ(answer(c1, b1), us(14));
+}
+
+TEST_F(SimulationTest, BatchesAccumulateAcrossCalls) {
+  const ClientId c = connect();
+  Batch b1;
+  b1.kernel(1, "_Z1av").stream(kS1, 0).launch(1, kS1);  // 4 → 14
+  run(c, b1);
+  Batch b2;
+  b2.launch(1, kS1).stream_sync(kS1, 1);  // kernel id 1 still defined: 14 → 24
+  EXPECT_EQ(answer(c, b2), us(24));
+}
+
+// --- statistics and the end of the run --------------------------------------------------
+
+TEST_F(SimulationTest, StatsCountOpsKernelsAndBusyTimePerGpu) {
+  const ClientId c = connect(1);  // host 1: its device 1 is global GPU 1 × 2 + 1 = 3
+  Batch b;
+  b.kernel(1, "_Z1av").kernel(4, "_Z1dv").kernel(9, "_Z7unknownv");
+  b.launch(1, kLegacy1, 0, 1).launch(1, kLegacy1, 0, 1).launch(4, kLegacy1, 0, 1);
+  b.launch(9, kLegacy0, 0, 0);  // default cost 1 µs on global GPU 2
+  b.copy(wire::CopyKind::kHostToDevice, kLegacy1, true, 0, 0, 1);
+  run(c, b);
+  const RunStats& s = sim.finish();
+  ASSERT_EQ(s.gpus.size(), 4u);
+  EXPECT_EQ(s.gpus[3].busy, us(10 + 10 + 7 + 30));
+  EXPECT_EQ(s.gpus[2].busy, us(1));
+  EXPECT_EQ(s.gpus[0].busy, SimTime::zero());
+  EXPECT_EQ(s.op_counts.at(OpKind::kKernel), 4u);
+  EXPECT_EQ(s.op_counts.at(OpKind::kCopy), 1u);
+  EXPECT_EQ(s.kernels.at("_Z1av").count, 2u);
+  EXPECT_EQ(s.kernels.at("_Z1av").total, us(20));
+  EXPECT_EQ(s.kernels.at("_Z1dv").source, CostSource::kPinned);
+  EXPECT_EQ(s.kernels.at("_Z7unknownv").source, CostSource::kDefault);
+  EXPECT_EQ(s.gpu_time_by_source.at(CostSource::kPinned), us(27));
+  EXPECT_EQ(s.gpu_time_by_source.at(CostSource::kDefault), us(1));
+  EXPECT_EQ(s.gpu_time_by_source.at(CostSource::kModelled), us(30));
+  // Device 1: 4 → 14 → 24 → 31 → 61 (copy).
+  EXPECT_EQ(s.simulated_end, us(61));
+  ASSERT_EQ(s.clients.size(), 1u);
+  EXPECT_EQ(s.clients[0].host, 1);
+}
+
+TEST_F(SimulationTest, SimulatedEndIncludesTheHostClock) {
+  const ClientId c = connect();
+  Batch b;
+  b.kernel(1, "_Z1av").launch(1, kLegacy0, 0);  // GPU done at 14
+  b.add(RecordType::kHostClock, wire::HostClock{0}, /*host_us=*/250);
+  run(c, b);
+  sim.bye(c, us(300));  // the process said goodbye at host 300 µs
+  const RunStats& s = sim.finish();
+  EXPECT_EQ(s.simulated_end, us(300));
+  EXPECT_EQ(s.clients[0].host_clock, us(300));
+  EXPECT_EQ(s.clients[0].end, "exited");
+  EXPECT_EQ(sim.connected_clients(), 0u);
+}
+
+TEST_F(SimulationTest, DisconnectIsRecorded) {
+  const ClientId c = connect();
+  sim.disconnected(c, "socket reset");
+  EXPECT_EQ(sim.connected_clients(), 0u);
+  EXPECT_EQ(sim.finish().clients[0].end, "disconnected: socket reset");
+}
+
+// --- memory -----------------------------------------------------------------------------
+
+TEST_F(SimulationTest, PeakMemoryPerGpu) {
+  const ClientId h0 = connect(0);
+  const ClientId h1 = connect(1);
+  Batch b1;
+  b1.alloc(0x1000, 100, 1);  // global GPU 3: in use 100
+  b1.alloc(0x2000, 50, 1);   // 150 (peak)
+  b1.free(0x1000, 1);        // 50
+  b1.alloc(0x3000, 30, 1);   // 80; the peak stays 150
+  b1.alloc(0x4000, 7, 0);    // global GPU 2: 7
+  run(h1, b1);
+  Batch b0;
+  b0.alloc(0x1000, 10, 0);  // global GPU 0; the same address in another process is fine
+  b0.free(0x1000, 0);
+  b0.alloc(0x1000, 5, 0);  // reuse after free: peak still 10
+  run(h0, b0);
+  const RunStats& s = sim.finish();
+  EXPECT_EQ(s.gpus[3].peak_memory, 150);
+  EXPECT_EQ(s.gpus[3].memory_in_use, 80);
+  EXPECT_EQ(s.gpus[2].peak_memory, 7);
+  EXPECT_EQ(s.gpus[0].peak_memory, 10);
+  EXPECT_EQ(s.gpus[0].memory_in_use, 5);
+  EXPECT_EQ(s.gpus[1].peak_memory, 0);
+}
+
+TEST_F(SimulationTest, FreeChargesTheGpuTheAllocationCameFrom) {
+  // The free record names a device; the bytes released are those of the allocation, which
+  // lives on the device it was allocated on. A mismatched device must not corrupt another
+  // GPU's figures: either reject the record or credit the right GPU.
+  const ClientId c = connect();
+  Batch b;
+  b.alloc(0x1000, 100, 0).free(0x1000, 1);
+  bool rejected = false;
+  try {
+    run(c, b);
+  } catch (const ProtocolError&) {
+    rejected = true;
+  }
+  const RunStats& s = sim.stats();
+  EXPECT_GE(s.gpus[1].memory_in_use, 0) << "GPU 1 was credited memory it never allocated";
+  if (!rejected) {
+    EXPECT_EQ(s.gpus[0].memory_in_use, 0);
+  }
+}
+
+TEST_F(SimulationTest, AllocOfALiveAddressIsRejected) {
+  // Allocating an address that is still live would double count it: in use becomes 200 while
+  // the one free that can follow releases only the second size.
+  const ClientId c = connect();
+  Batch b;
+  b.alloc(0x1000, 100, 0).alloc(0x1000, 100, 0);
+  EXPECT_THROW(run(c, b), ProtocolError);
+}
+
+// --- graphs -----------------------------------------------------------------------------
+
+TEST_F(SimulationTest, GraphCostsItsLongestDependencyChain) {
+  // Nodes: 0 a(10); 1 b(20) after 0; 2 c(5) after 0; 3 d(7) after 1 and 2.
+  // Paths: a-b-d = 37, a-c-d = 22. Sum of all nodes would be 42: the graph costs 37.
+  const ClientId c = connect();
+  Batch b;
+  b.kernel(1, "_Z1av").kernel(2, "_Z1bv").kernel(3, "_Z1cv").kernel(4, "_Z1dv");
+  b.graph(77, {kernel_node(1), kernel_node(2, {0}), kernel_node(3, {0}), kernel_node(4, {1, 2})});
+  // Launched 3 times back to back at host 0: 4 + 3 × 37 = 115.
+  b.graph_launch(77, kLegacy0).graph_launch(77, kLegacy0).graph_launch(77, kLegacy0);
+  b.stream_sync(kLegacy0, 1);
+  EXPECT_EQ(answer(c, b), us(115));
+  EXPECT_EQ(sim.finish().op_counts.at(OpKind::kGraph), 3u);
+}
+
+TEST_F(SimulationTest, GraphLongestPathIsNotTheLargestNode) {
+  // Two independent chains: b(20) alone, and a(10) → c(5) → d(7) → a(10) = 32.
+  const ClientId c = connect();
+  Batch b;
+  b.kernel(1, "_Z1av").kernel(2, "_Z1bv").kernel(3, "_Z1cv").kernel(4, "_Z1dv");
+  b.graph(1, {kernel_node(2), kernel_node(1), kernel_node(3, {1}), kernel_node(4, {2}),
+              kernel_node(1, {3})});
+  b.graph_launch(1, kLegacy0).stream_sync(kLegacy0, 1);
+  EXPECT_EQ(answer(c, b), us(4 + 32));
+}
+
+TEST_F(SimulationTest, GraphCopyMemsetAndEmptyNodes) {
+  // 0 H2D copy (30, costed as pinned); 1 memset (2) after 0; 2 empty after 1;
+  // 3 a(10) after 2: 30 + 2 + 0 + 10 = 42, in parallel with 4 D2D (3).
+  const ClientId c = connect();
+  wire::GraphNode copy{};
+  copy.kind = wire::GraphNodeKind::kCopy;
+  copy.copy_kind = wire::CopyKind::kHostToDevice;
+  copy.bytes = 1 << 20;
+  wire::GraphNode mset{};
+  mset.kind = wire::GraphNodeKind::kMemset;
+  mset.bytes = 64;
+  mset.dep_count = 1;
+  mset.deps[0] = 0;
+  wire::GraphNode empty{};
+  empty.kind = wire::GraphNodeKind::kEmpty;
+  empty.dep_count = 1;
+  empty.deps[0] = 1;
+  wire::GraphNode d2d{};
+  d2d.kind = wire::GraphNodeKind::kCopy;
+  d2d.copy_kind = wire::CopyKind::kDeviceToDevice;
+  Batch b;
+  b.kernel(1, "_Z1av");
+  b.graph(2, {copy, mset, empty, kernel_node(1, {2}), d2d});
+  b.graph_launch(2, kLegacy0, 10).stream_sync(kLegacy0, 1, 10);
+  EXPECT_EQ(answer(c, b), us(10 + 4 + 42));
+}
+
+TEST_F(SimulationTest, GraphLaunchFollowsStreamSemantics) {
+  // A graph on a blocking stream waits for earlier legacy work like any other op.
+  const ClientId c = connect();
+  Batch b;
+  b.kernel(2, "_Z1bv").kernel(1, "_Z1av").stream(kS1, 0);
+  b.graph(5, {kernel_node(1), kernel_node(1, {0})});  // 20 µs
+  b.launch(2, kLegacy0);                              // legacy 4 → 24
+  b.graph_launch(5, kS1).stream_sync(kS1, 1);         // 24 → 44
+  EXPECT_EQ(answer(c, b), us(44));
+}
+
+// --- malformed input --------------------------------------------------------------------
+
+class MalformedTest : public SimulationTest {
+ protected:
+  void expect_rejected(const Batch& b) {
+    const ClientId c = connect();
+    std::vector<wire::Reply> r;
+    EXPECT_THROW(sim.batch(c, b.bytes(), r), ProtocolError);
+  }
+};
+
+TEST_F(MalformedTest, TruncatedRecordHeader) {
+  Batch b;
+  b.device_sync(0, 1);
+  b.data().resize(sizeof(wire::RecordHeader) - 1);
+  expect_rejected(b);
+}
+
+TEST_F(MalformedTest, RecordLongerThanTheBatch) {
+  Batch b;
+  b.device_sync(0, 1);
+  b.data().pop_back();  // header says 8 body bytes, 7 remain
+  expect_rejected(b);
+}
+
+TEST_F(MalformedTest, BodyOfTheWrongSize) {
+  wire::Launch l{};
+  l.stream = kLegacy0;
+  std::vector<std::byte> longer(sizeof(l) + 1);
+  std::memcpy(longer.data(), &l, sizeof(l));
+  Batch shorter;
+  shorter.kernel(1, "_Z1av").raw(RecordType::kLaunch, &l, sizeof(l) - 1);
+  expect_rejected(shorter);
+  Batch too_long;
+  too_long.kernel(1, "_Z1av").raw(RecordType::kLaunch, longer.data(), longer.size());
+  expect_rejected(too_long);
+  Batch sync;
+  sync.raw(RecordType::kStreamSync, longer.data(), sizeof(wire::StreamRef) + 4, 0, 1);
+  expect_rejected(sync);
+}
+
+TEST_F(MalformedTest, UnknownRecordType) {
+  Batch b;
+  const wire::DeviceRef d{};
+  b.raw(static_cast<RecordType>(999), &d, sizeof(d));
+  expect_rejected(b);
+}
+
+TEST_F(MalformedTest, NegativeHostTime) {
+  Batch b;
+  const wire::DeviceRef d{};
+  b.raw(RecordType::kDeviceSync, &d, sizeof(d), 0, 1, /*host_ps_override=*/0);
+  // Rewrite the host time to −1 ps.
+  const int64_t minus_one = -1;
+  std::memcpy(b.data().data() + offsetof(wire::RecordHeader, host_time_ps), &minus_one,
+              sizeof(minus_one));
+  expect_rejected(b);
+}
+
+TEST_F(MalformedTest, LaunchOfUndefinedKernel) {
+  Batch b;
+  b.launch(42, kLegacy0);
+  expect_rejected(b);
+}
+
+TEST_F(MalformedTest, DefineKernelSizeMismatch) {
+  Batch b;
+  wire::DefineKernel k{1, 10};  // claims 10 name bytes, carries 3
+  std::vector<std::byte> body(sizeof(k) + 3);
+  std::memcpy(body.data(), &k, sizeof(k));
+  b.raw(RecordType::kDefineKernel, body.data(), body.size());
+  expect_rejected(b);
+}
+
+TEST_F(MalformedTest, DeviceOutOfRange) {
+  Batch launch;
+  launch.kernel(1, "_Z1av").launch(1, wire::kLegacyStreamBase + 2, 0, /*device=*/2);
+  expect_rejected(launch);
+  Batch sync;
+  sync.device_sync(-1, 1);
+  expect_rejected(sync);
+  Batch create;
+  create.stream(kS1, 5);
+  expect_rejected(create);
+  Batch alloc;
+  alloc.alloc(0x1000, 1, 2);
+  expect_rejected(alloc);
+}
+
+TEST_F(MalformedTest, StreamIdInTheReservedRange) {
+  Batch b;
+  b.stream(5, 0);
+  expect_rejected(b);
+}
+
+TEST_F(MalformedTest, FreeOfAnAddressNeverAllocated) {
+  Batch b;
+  b.alloc(0x1000, 8, 0).free(0x2000, 0);
+  expect_rejected(b);
+  Batch twice;
+  twice.alloc(0x1000, 8, 0).free(0x1000, 0).free(0x1000, 0);
+  expect_rejected(twice);
+}
+
+TEST_F(MalformedTest, GraphDefinitionErrors) {
+  const std::vector<wire::GraphNode> nodes = {kernel_node(1), kernel_node(1, {0})};
+  Batch size_mismatch;
+  size_mismatch.graph(1, nodes);
+  size_mismatch.data().pop_back();
+  // Re-state the record size so the batch framing itself is consistent.
+  {
+    auto& d = size_mismatch.data();
+    const uint32_t size = static_cast<uint32_t>(d.size() - sizeof(wire::RecordHeader));
+    std::memcpy(d.data() + offsetof(wire::RecordHeader, size), &size, sizeof(size));
+  }
+  expect_rejected(size_mismatch);
+
+  Batch forward;
+  forward.graph(1, {kernel_node(1, {1}), kernel_node(1)});  // node 0 depends on node 1
+  expect_rejected(forward);
+
+  Batch self;
+  self.graph(1, {kernel_node(1, {0})});
+  expect_rejected(self);
+
+  wire::GraphNode wide = kernel_node(1);
+  wide.dep_count = wire::kMaxGraphNodeDeps + 1;
+  Batch too_many;
+  too_many.graph(1, {kernel_node(1), wide});
+  expect_rejected(too_many);
+}
+
+TEST_F(MalformedTest, LaunchOfUnknownGraph) {
+  Batch b;
+  b.graph_launch(9, kLegacy0);
+  expect_rejected(b);
+}
+
+TEST_F(MalformedTest, GraphNodeNamingAnUndefinedKernel) {
+  Batch b;
+  b.graph(1, {kernel_node(33)}).graph_launch(1, kLegacy0);
+  expect_rejected(b);
+}
+
+TEST_F(MalformedTest, UseOfAStreamNeverCreated) {
+  // A record naming a user stream the client never announced is an unexpected message
+  // (simulation.hpp: ProtocolError closes that connection), like an undefined kernel.
+  Batch launch;
+  launch.kernel(1, "_Z1av").launch(1, kS2);
+  expect_rejected(launch);
+  Batch destroy;
+  destroy.add(RecordType::kStreamDestroy, wire::StreamRef{kS2, 0, 0});
+  expect_rejected(destroy);
+}
+
+TEST_F(MalformedTest, DuplicateStreamCreate) {
+  Batch b;
+  b.stream(kS1, 0).stream(kS1, 0);
+  expect_rejected(b);
+}
+
+}  // namespace
+}  // namespace phantora::sim
