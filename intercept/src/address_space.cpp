@@ -2,6 +2,8 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
+
 #include "phantora/protocol.hpp"
 #include "runtime.hpp"
 
@@ -46,37 +48,67 @@ void* AddressSpace::allocate(int device, uint64_t bytes) {
   std::lock_guard lock(mu_);
   Device& d = devices_[device];
   if (d.used + size > capacity_) return nullptr;
-  uint64_t offset = 0;
-  // First fit from the free list, else extend the high-water mark.
-  auto it = d.free_list.begin();
-  for (; it != d.free_list.end(); ++it) {
-    if (it->second >= size) break;
-  }
-  if (it != d.free_list.end()) {
-    offset = it->first;
-    const uint64_t left = it->second - size;
-    d.free_list.erase(it);
-    if (left > 0) d.free_list[offset + size] = left;
-  } else {
-    offset = d.bump;
-    d.bump += size;
-  }
+  void* p = take_range_locked(device, d, size, kAlignment);
+  if (p == nullptr) return nullptr;
   d.used += size;
-  const uint64_t addr = device_base(device) + offset;
-  live_[addr] = {device, size};
-  return reinterpret_cast<void*>(addr);
+  live_[reinterpret_cast<uint64_t>(p)] = Live{device, size, false};
+  return p;
+}
+
+void* AddressSpace::reserve(int device, uint64_t bytes, uint64_t alignment) {
+  if (device < 0 || device >= kReservedDevices - 1 || bytes == 0) return nullptr;
+  alignment = std::max(alignment, kAlignment);
+  if ((alignment & (alignment - 1)) != 0) return nullptr;
+  const uint64_t size = align_up(bytes, kAlignment);
+  std::lock_guard lock(mu_);
+  Device& d = devices_[device];
+  void* p = take_range_locked(device, d, size, alignment);
+  if (p != nullptr) live_[reinterpret_cast<uint64_t>(p)] = Live{device, size, true};
+  return p;
+}
+
+// First fit from the free list (honouring the alignment, returning the cut-off head and tail to
+// the list), else extend the high-water mark.
+void* AddressSpace::take_range_locked(int device, Device& d, uint64_t size, uint64_t alignment) {
+  const uint64_t base = device_base(device);
+  for (auto it = d.free_list.begin(); it != d.free_list.end(); ++it) {
+    const uint64_t start = align_up(base + it->first, alignment) - base;
+    const uint64_t end = it->first + it->second;
+    if (start + size > end) continue;
+    const uint64_t head = start - it->first;
+    const uint64_t tail = end - (start + size);
+    const uint64_t block = it->first;
+    d.free_list.erase(it);
+    if (head > 0) d.free_list[block] = head;
+    if (tail > 0) d.free_list[start + size] = tail;
+    return reinterpret_cast<void*>(base + start);
+  }
+  const uint64_t start = align_up(base + d.bump, alignment) - base;
+  if (start + size > stride_) return nullptr;
+  if (start > d.bump) d.free_list[d.bump] = start - d.bump;
+  d.bump = start + size;
+  return reinterpret_cast<void*>(base + start);
 }
 
 std::optional<uint64_t> AddressSpace::release(void* ptr) {
   std::lock_guard lock(mu_);
+  return give_back_locked(ptr, false);
+}
+
+bool AddressSpace::unreserve(void* ptr) {
+  std::lock_guard lock(mu_);
+  return give_back_locked(ptr, true).has_value();
+}
+
+std::optional<uint64_t> AddressSpace::give_back_locked(void* ptr, bool reserved) {
   auto it = live_.find(reinterpret_cast<uint64_t>(ptr));
-  if (it == live_.end()) return std::nullopt;
-  const auto [device, size] = it->second;
+  if (it == live_.end() || it->second.reserved != reserved) return std::nullopt;
+  const Live l = it->second;
   live_.erase(it);
-  Device& d = devices_[device];
-  d.used -= size;
-  uint64_t offset = reinterpret_cast<uint64_t>(ptr) - device_base(device);
-  uint64_t length = size;
+  Device& d = devices_[l.device];
+  if (!reserved) d.used -= l.size;
+  uint64_t offset = reinterpret_cast<uint64_t>(ptr) - device_base(l.device);
+  uint64_t length = l.size;
   // Coalesce with neighbours so that large blocks can be reused.
   auto next = d.free_list.lower_bound(offset);
   if (next != d.free_list.end() && offset + length == next->first) {
@@ -96,7 +128,21 @@ std::optional<uint64_t> AddressSpace::release(void* ptr) {
   } else {
     d.free_list[offset] = length;
   }
-  return size;
+  return l.size;
+}
+
+bool AddressSpace::commit(int device, uint64_t bytes) {
+  std::lock_guard lock(mu_);
+  Device& d = devices_[device];
+  if (d.used + bytes > capacity_) return false;
+  d.used += bytes;
+  return true;
+}
+
+void AddressSpace::uncommit(int device, uint64_t bytes) {
+  std::lock_guard lock(mu_);
+  Device& d = devices_[device];
+  d.used -= std::min(d.used, bytes);
 }
 
 std::optional<AddressSpace::Owner> AddressSpace::owner(const void* ptr) const {
@@ -105,8 +151,8 @@ std::optional<AddressSpace::Owner> AddressSpace::owner(const void* ptr) const {
   auto it = live_.upper_bound(addr);
   if (it == live_.begin()) return std::nullopt;
   --it;
-  if (addr >= it->first + it->second.second) return std::nullopt;
-  return Owner{it->second.first, it->first, it->second.second};
+  if (addr >= it->first + it->second.size) return std::nullopt;
+  return Owner{it->second.device, it->first, it->second.size};
 }
 
 uint64_t AddressSpace::symbol_region() const {

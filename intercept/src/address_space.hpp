@@ -29,6 +29,18 @@ class AddressSpace {
   std::optional<Owner> owner(const void* ptr) const;
   bool contains(const void* ptr) const;
 
+  // Virtual-memory management (the driver's cuMemAddressReserve / cuMemCreate / cuMemMap, behind
+  // PyTorch's expandable segments). A reservation takes addresses but no capacity; physical
+  // memory is counted by commit() without an address of its own, and mapped into a reservation
+  // by the caller. owner() of an address inside a reservation names the whole reservation.
+  // Returns nullptr when the device's address range is exhausted.
+  void* reserve(int device, uint64_t bytes, uint64_t alignment);
+  // Returns false for an address not returned by reserve().
+  bool unreserve(void* ptr);
+  // Counts `bytes` of physical memory against the device's capacity; false past the capacity.
+  bool commit(int device, uint64_t bytes);
+  void uncommit(int device, uint64_t bytes);
+
   uint64_t used(int device) const;
   void set_capacity(uint64_t bytes_per_device);
   uint64_t capacity() const { return capacity_; }
@@ -52,7 +64,14 @@ class AddressSpace {
     std::map<uint64_t, uint64_t> free_list;  // offset -> size, coalesced
   };
   std::map<int, Device> devices_;
-  std::map<uint64_t, std::pair<int, uint64_t>> live_;  // address -> (device, size)
+  struct Live {
+    int device;
+    uint64_t size;
+    bool reserved;  // from reserve(): takes addresses, not capacity
+  };
+  void* take_range_locked(int device, Device& d, uint64_t size, uint64_t alignment);
+  std::optional<uint64_t> give_back_locked(void* ptr, bool reserved);
+  std::map<uint64_t, Live> live_;  // address -> allocation
 };
 
 }  // namespace phantora::shim

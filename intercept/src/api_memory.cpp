@@ -192,8 +192,9 @@ cudaError_t device_free(void* ptr) {
   auto owner = AddressSpace::get().owner(ptr);
   if (!owner || owner->base != reinterpret_cast<uint64_t>(ptr))
     return set_error(cudaErrorInvalidValue);
+  // A VMM reservation (cuMemAddressReserve) is not cudaMalloc memory.
+  if (!AddressSpace::get().release(ptr)) return set_error(cudaErrorInvalidValue);
   ShadowStore::get().discard(owner->base, owner->size);
-  AddressSpace::get().release(ptr);
   send_memop(wire::RecordType::kFree, owner->base, 0, owner->device);
   return cudaSuccess;
 }

@@ -188,27 +188,35 @@ void Runtime::submit_parts(wire::RecordType type, const void* head, size_t head_
 }
 
 SimTime Runtime::request(wire::RecordType type, const void* body, size_t size, bool advance) {
+  return wait_reply(send_request(type, body, size), advance).time;
+}
+
+uint64_t Runtime::send_request(wire::RecordType type, const void* body, size_t size) {
   ensure_connected();
+  std::lock_guard lock(mu_);
+  if (closed_) return 0;
   uint64_t id = 0;
   {
-    std::lock_guard lock(mu_);
-    if (closed_) return clock();
-    {
-      std::lock_guard rl(reply_mu_);
-      id = next_request_++;
-    }
-    append_locked(type, id, body, size, nullptr, 0);
-    flush_locked();
+    std::lock_guard rl(reply_mu_);
+    id = next_request_++;
   }
-  int64_t time_ps = 0;
+  append_locked(type, id, body, size, nullptr, 0);
+  flush_locked();
+  return id;
+}
+
+Runtime::Answer Runtime::wait_reply(uint64_t id, bool advance) {
+  if (id == 0) return Answer{clock(), 0, 0};  // the process is exiting; nothing waits any more
+  wire::Reply r;
   {
     std::unique_lock rl(reply_mu_);
     reply_cv_.wait(rl, [&] { return replies_.contains(id); });
-    time_ps = replies_[id];
+    r = replies_[id];
     replies_.erase(id);
   }
-  if (advance) advance_clock_to(SimTime::ps(time_ps));
-  return SimTime::ps(time_ps);
+  const SimTime t = SimTime::ps(r.time_ps);
+  if (advance) advance_clock_to(t);
+  return Answer{t, r.value0, r.value1};
 }
 
 void Runtime::advance_clock_to(SimTime t) {
@@ -256,7 +264,7 @@ void Runtime::reader_loop() {
     }
     {
       std::lock_guard rl(reply_mu_);
-      replies_[r.request] = r.time_ps;
+      replies_[r.request] = r;
     }
     reply_cv_.notify_all();
   }

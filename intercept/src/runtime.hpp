@@ -44,6 +44,15 @@ class Runtime {
   // for the answer. Returns the simulated time of what it waited for; the host clock has
   // already been moved to at least that time when `advance` is true.
   SimTime request(wire::RecordType type, const void* body, size_t size, bool advance = true);
+  // The two halves of request(), for calls that send several requests before waiting on any
+  // (ncclCommInitAll, communicator inits inside a group).
+  struct Answer {
+    SimTime time;
+    int32_t value0 = 0;
+    int32_t value1 = 0;
+  };
+  uint64_t send_request(wire::RecordType type, const void* body, size_t size);
+  Answer wait_reply(uint64_t id, bool advance = true);
   // Appends a record built from parts (a fixed struct followed by variable bytes).
   void submit_parts(wire::RecordType type, const void* head, size_t head_size, const void* tail,
                     size_t tail_size);
@@ -89,7 +98,7 @@ class Runtime {
 
   std::mutex reply_mu_;
   std::condition_variable reply_cv_;
-  std::map<uint64_t, int64_t> replies_;
+  std::map<uint64_t, wire::Reply> replies_;
   uint64_t next_request_ = 1;
 
   std::atomic<int64_t> clock_ps_{0};

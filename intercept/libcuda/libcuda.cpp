@@ -1,0 +1,56 @@
+// libcuda.so.1 stand-in. PyTorch's libcaffe2_nvrtc.so links the driver library directly (its
+// NVRTC/jiterator table binds cuDevicePrimaryCtxGetState, cuModuleLoadData, cuLaunchKernel ...
+// at load time), and torch dlopens "libcuda.so.1" before the first use of a device. No driver
+// exists here: this library, found first on LD_LIBRARY_PATH (`phantora run` puts its folder
+// there), exports every function of the real driver. Those the shim implements forward to
+// libphantora.so (preloaded) through phantora_driver_function; all others are generated stubs
+// that fail loudly, naming themselves (stubs_libcuda.cpp, from the toolkit's stubs/libcuda.so).
+#include <cuda.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+extern "C" void* phantora_driver_function(const char* name, int per_thread) __attribute__((weak));
+
+namespace {
+
+void* resolve(const char* name) {
+  if (phantora_driver_function == nullptr) {
+    std::fprintf(stderr,
+                 "phantora: the libcuda.so.1 stand-in was called (%s) but libphantora.so is not "
+                 "loaded; start the program with `phantora run`.\n",
+                 name);
+    std::abort();
+  }
+  void* f = phantora_driver_function(name, 0);
+  if (f == nullptr) {
+    std::fprintf(stderr, "phantora: %s is not implemented by the simulator's driver.\n", name);
+    std::abort();
+  }
+  return f;
+}
+
+}  // namespace
+
+// Defines NAME with the driver's signature, calling the shim's implementation of the same name.
+#define PHANTORA_FORWARD(NAME, PARAMS, ARGS)                                       \
+  extern "C" __attribute__((visibility("default"))) CUresult NAME PARAMS {         \
+    static const auto impl = reinterpret_cast<CUresult(*) PARAMS>(resolve(#NAME)); \
+    return impl ARGS;                                                              \
+  }
+
+PHANTORA_FORWARD(cuInit, (unsigned int flags), (flags))
+PHANTORA_FORWARD(cuDriverGetVersion, (int* version), (version))
+PHANTORA_FORWARD(cuDeviceGet, (CUdevice * device, int ordinal), (device, ordinal))
+PHANTORA_FORWARD(cuDeviceGetCount, (int* count), (count))
+PHANTORA_FORWARD(cuDeviceGetAttribute, (int* value, CUdevice_attribute attr, CUdevice device),
+                 (value, attr, device))
+PHANTORA_FORWARD(cuDevicePrimaryCtxGetState, (CUdevice device, unsigned int* flags, int* active),
+                 (device, flags, active))
+PHANTORA_FORWARD(cuGetErrorString, (CUresult error, const char** str), (error, str))
+PHANTORA_FORWARD(cuGetErrorName, (CUresult error, const char** str), (error, str))
+PHANTORA_FORWARD(cuDevicePrimaryCtxRetain, (CUcontext * ctx, CUdevice device), (ctx, device))
+PHANTORA_FORWARD(cuCtxGetCurrent, (CUcontext * ctx), (ctx))
+PHANTORA_FORWARD(cuCtxSetCurrent, (CUcontext ctx), (ctx))
+PHANTORA_FORWARD(cuCtxPushCurrent, (CUcontext ctx), (ctx))
+PHANTORA_FORWARD(cuCtxPopCurrent, (CUcontext * ctx), (ctx))

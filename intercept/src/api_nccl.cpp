@@ -1,0 +1,432 @@
+// NCCL (communicators, collectives, point-to-point, groups) on the simulated network. The real
+// libnccl is never called: communicators are agreed through the daemon, and every operation
+// becomes a record that the daemon matches across ranks and times on the network model.
+#include <nccl.h>
+#include <sys/random.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "context.hpp"
+
+using namespace phantora;
+using namespace phantora::shim;
+
+struct ncclComm {
+  uint64_t handle = 0;
+  int nranks = 0;
+  int rank = 0;
+  int ordinal = 0;  // CUDA device ordinal of the rank
+  int device = 0;   // physical device index on the host
+  bool destroyed = false;
+};
+
+namespace {
+
+std::atomic<uint64_t> g_next_comm{1};
+std::atomic<int> g_next_custom_op{ncclNumOps};
+thread_local std::string t_last_error;
+
+ncclResult_t fail(ncclResult_t r, std::string message) {
+  t_last_error = std::move(message);
+  return r;
+}
+
+wire::DataType to_wire(ncclDataType_t t) {
+  switch (t) {
+    case ncclInt8:
+      return wire::DataType::kI8;
+    case ncclUint8:
+      return wire::DataType::kU8;
+    case ncclInt32:
+      return wire::DataType::kI32;
+    case ncclUint32:
+      return wire::DataType::kU32;
+    case ncclInt64:
+      return wire::DataType::kI64;
+    case ncclUint64:
+      return wire::DataType::kU64;
+    case ncclFloat16:
+      return wire::DataType::kF16;
+    case ncclFloat32:
+      return wire::DataType::kF32;
+    case ncclFloat64:
+      return wire::DataType::kF64;
+    case ncclBfloat16:
+      return wire::DataType::kBF16;
+    case ncclFloat8e4m3:
+      return wire::DataType::kFP8E4M3;
+    case ncclFloat8e5m2:
+      return wire::DataType::kFP8E5M2;
+    default:
+      return wire::DataType::kUnknown;
+  }
+}
+
+// Environment variables users tune NCCL with, read when a communicator is created (as NCCL
+// reads them at init), and passed to the daemon's algorithm model.
+void read_tuning(wire::CommInit& init) {
+  auto copy = [](char* dst, size_t n, const char* name) {
+    const char* v = std::getenv(name);
+    if (v != nullptr) std::strncpy(dst, v, n - 1);
+  };
+  copy(init.algo, sizeof(init.algo), "NCCL_ALGO");
+  copy(init.proto, sizeof(init.proto), "NCCL_PROTO");
+  auto number = [](const char* name) {
+    const char* v = std::getenv(name);
+    return v == nullptr ? 0 : std::atoi(v);
+  };
+  init.min_channels = number("NCCL_MIN_NCHANNELS");
+  init.max_channels = number("NCCL_MAX_NCHANNELS");
+}
+
+// ncclGroupStart/End: operations issued in between are launched together at the end, one
+// record per stream, and communicator inits in between do not block until the end.
+struct GroupState {
+  int depth = 0;
+  struct Pending {
+    cudaStream_t stream;
+    int ordinal;
+    wire::CollectiveOp op;
+  };
+  std::vector<Pending> ops;
+  std::vector<uint64_t> init_requests;
+};
+thread_local GroupState t_group;
+
+ncclResult_t send_ops(CUstream_st* s, const std::vector<wire::CollectiveOp>& ops) {
+  if (s->capture != nullptr) {
+    return fail(ncclInvalidUsage,
+                "phantora: NCCL operations inside CUDA graph capture are not simulated (the "
+                "collective would "
+                "have to be replayed with the graph)");
+  }
+  wire::CollectiveHeader h{s->id, s->device, static_cast<uint32_t>(ops.size())};
+  Runtime::get().submit_parts(wire::RecordType::kCollective, &h, sizeof(h), ops.data(),
+                              ops.size() * sizeof(wire::CollectiveOp));
+  return ncclSuccess;
+}
+
+ncclResult_t enqueue(ncclComm_t comm, wire::CollKind kind, const void* send, void* recv,
+                     size_t count, ncclDataType_t dtype, int redop, int peer, cudaStream_t stream) {
+  ApiCall call;
+  if (comm == nullptr || comm->destroyed) return fail(ncclInvalidArgument, "invalid communicator");
+  const wire::DataType dt = to_wire(dtype);
+  if (dt == wire::DataType::kUnknown) return fail(ncclInvalidArgument, "invalid data type");
+  if (redop < 0 || redop >= g_next_custom_op)
+    return fail(ncclInvalidArgument, "invalid reduction op");
+  wire::CollectiveOp op{};
+  op.comm = comm->handle;
+  op.kind = kind;
+  op.dtype = dt;
+  op.redop = static_cast<uint8_t>(std::min(redop, 255));
+  op.peer = peer;
+  op.count = count;
+  op.sendbuff = reinterpret_cast<uint64_t>(send);
+  op.recvbuff = reinterpret_cast<uint64_t>(recv);
+  if (t_group.depth > 0) {
+    t_group.ops.push_back({stream, comm->ordinal, op});
+    return ncclSuccess;
+  }
+  // The stream is read on the communicator's device, as NCCL launches there.
+  const int saved = current_device();
+  set_current_device(comm->ordinal);
+  CUstream_st* s = resolve_stream(stream, false);
+  set_current_device(saved);
+  return send_ops(s, {op});
+}
+
+ncclResult_t init_rank(ncclComm_t* out, int nranks, const ncclUniqueId& id, int rank, int ordinal) {
+  if (out == nullptr || nranks < 1 || rank < 0 || rank >= nranks) {
+    return fail(ncclInvalidArgument, "ncclCommInitRank: invalid rank or size");
+  }
+  const int device = physical_device(ordinal);
+  if (device < 0)
+    return fail(ncclInvalidArgument, "ncclCommInitRank: the current CUDA device is invalid");
+  auto* comm = new ncclComm{g_next_comm++, nranks, rank, ordinal, device, false};
+  wire::CommInit init{};
+  init.comm = comm->handle;
+  std::memcpy(init.unique_id, id.internal, sizeof(init.unique_id));
+  init.nranks = nranks;
+  init.rank = rank;
+  init.device = device;
+  read_tuning(init);
+  const uint64_t request =
+      Runtime::get().send_request(wire::RecordType::kCommInit, &init, sizeof(init));
+  // Inside a group the init completes at ncclGroupEnd (several ranks of one process join then).
+  if (t_group.depth > 0) {
+    t_group.init_requests.push_back(request);
+  } else {
+    Runtime::get().wait_reply(request);
+  }
+  *out = comm;
+  return ncclSuccess;
+}
+
+}  // namespace
+
+extern "C" {
+
+ncclResult_t ncclGetVersion(int* version) {
+  if (version == nullptr) return fail(ncclInvalidArgument, "null version");
+  *version = NCCL_VERSION_CODE;
+  return ncclSuccess;
+}
+
+ncclResult_t ncclGetUniqueId(ncclUniqueId* id) {
+  ApiCall call;
+  if (id == nullptr) return fail(ncclInvalidArgument, "null unique id");
+  std::memset(id->internal, 0, sizeof(id->internal));
+  // Real NCCL puts the root's address here; any value unique to the run serves, since the
+  // daemon only uses it to tell communicators apart.
+  if (getrandom(id->internal, 32, 0) != 32) return fail(ncclSystemError, "getrandom failed");
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId id, int rank) {
+  ApiCall call;
+  return init_rank(comm, nranks, id, rank, current_device());
+}
+
+ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId id, int rank,
+                                    ncclConfig_t*) {
+  ApiCall call;
+  return init_rank(comm, nranks, id, rank, current_device());
+}
+
+ncclResult_t ncclCommInitRankScalable(ncclComm_t* comm, int nranks, int rank, int n_ids,
+                                      ncclUniqueId* ids, ncclConfig_t*) {
+  ApiCall call;
+  if (ids == nullptr || n_ids < 1) return fail(ncclInvalidArgument, "no unique ids");
+  return init_rank(comm, nranks, ids[0], rank, current_device());
+}
+
+ncclResult_t ncclCommInitAll(ncclComm_t* comms, int ndev, const int* devlist) {
+  ApiCall call;
+  if (comms == nullptr || ndev < 1) return fail(ncclInvalidArgument, "ncclCommInitAll: no devices");
+  ncclUniqueId id;
+  if (ncclResult_t r = ncclGetUniqueId(&id)) return r;
+  // One process joins every rank: all inits go out before any is waited for.
+  ncclGroupStart();
+  for (int i = 0; i < ndev; ++i) {
+    if (ncclResult_t r = init_rank(&comms[i], ndev, id, i, devlist != nullptr ? devlist[i] : i)) {
+      ncclGroupEnd();
+      return r;
+    }
+  }
+  return ncclGroupEnd();
+}
+
+ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm,
+                           ncclConfig_t*) {
+  ApiCall call;
+  if (comm == nullptr || newcomm == nullptr)
+    return fail(ncclInvalidArgument, "ncclCommSplit: null argument");
+  wire::CommSplit split{comm->handle, g_next_comm++, color, key};
+  const auto answer = Runtime::get().wait_reply(
+      Runtime::get().send_request(wire::RecordType::kCommSplit, &split, sizeof(split)));
+  if (answer.value0 < 0) {
+    *newcomm = nullptr;  // NCCL_SPLIT_NOCOLOR
+    return ncclSuccess;
+  }
+  *newcomm =
+      new ncclComm{split.comm, answer.value1, answer.value0, comm->ordinal, comm->device, false};
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommFinalize(ncclComm_t comm) {
+  return comm == nullptr ? fail(ncclInvalidArgument, "null communicator") : ncclSuccess;
+}
+
+ncclResult_t ncclCommDestroy(ncclComm_t comm) {
+  ApiCall call;
+  if (comm == nullptr) return fail(ncclInvalidArgument, "null communicator");
+  wire::CommRef ref{comm->handle};
+  Runtime::get().submit(wire::RecordType::kCommDestroy, &ref, sizeof(ref));
+  comm->destroyed = true;  // kept: operations already queued may still name it
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommAbort(ncclComm_t comm) {
+  return ncclCommDestroy(comm);
+}
+
+ncclResult_t ncclCommCount(const ncclComm_t comm, int* count) {
+  if (comm == nullptr || count == nullptr) return fail(ncclInvalidArgument, "null argument");
+  *count = comm->nranks;
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int* device) {
+  if (comm == nullptr || device == nullptr) return fail(ncclInvalidArgument, "null argument");
+  *device = comm->ordinal;
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommUserRank(const ncclComm_t comm, int* rank) {
+  if (comm == nullptr || rank == nullptr) return fail(ncclInvalidArgument, "null argument");
+  *rank = comm->rank;
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* error) {
+  if (comm == nullptr || error == nullptr) return fail(ncclInvalidArgument, "null argument");
+  // Disagreeing collectives end the whole run in the daemon; nothing is left to report here.
+  *error = ncclSuccess;
+  return ncclSuccess;
+}
+
+const char* ncclGetErrorString(ncclResult_t r) {
+  switch (r) {
+    case ncclSuccess:
+      return "no error";
+    case ncclUnhandledCudaError:
+      return "unhandled cuda error";
+    case ncclSystemError:
+      return "unhandled system error";
+    case ncclInternalError:
+      return "internal error";
+    case ncclInvalidArgument:
+      return "invalid argument";
+    case ncclInvalidUsage:
+      return "invalid usage";
+    case ncclRemoteError:
+      return "remote process exited or there was a network error";
+    case ncclInProgress:
+      return "NCCL operation in progress";
+    default:
+      return "unknown result code";
+  }
+}
+
+const char* ncclGetLastError(ncclComm_t) {
+  return t_last_error.c_str();
+}
+
+// Buffer registration only speeds up real transfers; the simulated ones are unaffected.
+ncclResult_t ncclCommRegister(const ncclComm_t comm, void* buff, size_t, void** handle) {
+  if (comm == nullptr || handle == nullptr) return fail(ncclInvalidArgument, "null argument");
+  *handle = buff;
+  return ncclSuccess;
+}
+
+ncclResult_t ncclCommDeregister(const ncclComm_t comm, void*) {
+  return comm == nullptr ? fail(ncclInvalidArgument, "null communicator") : ncclSuccess;
+}
+
+ncclResult_t ncclMemAlloc(void** ptr, size_t size) {
+  return cudaMalloc(ptr, size) == cudaSuccess ? ncclSuccess
+                                              : fail(ncclUnhandledCudaError, "cudaMalloc failed");
+}
+
+ncclResult_t ncclMemFree(void* ptr) {
+  return cudaFree(ptr) == cudaSuccess ? ncclSuccess
+                                      : fail(ncclUnhandledCudaError, "cudaFree failed");
+}
+
+ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t* op, void*, ncclDataType_t, ncclScalarResidence_t,
+                                      ncclComm_t) {
+  if (op == nullptr) return fail(ncclInvalidArgument, "null op");
+  *op = static_cast<ncclRedOp_t>(g_next_custom_op++);
+  return ncclSuccess;
+}
+
+ncclResult_t ncclRedOpDestroy(ncclRedOp_t, ncclComm_t) {
+  return ncclSuccess;
+}
+
+ncclResult_t ncclGroupStart() {
+  t_group.depth++;
+  return ncclSuccess;
+}
+
+ncclResult_t ncclGroupEnd() {
+  ApiCall call;
+  if (t_group.depth == 0) return fail(ncclInvalidUsage, "ncclGroupEnd without ncclGroupStart");
+  if (--t_group.depth > 0) return ncclSuccess;
+  // One record per stream, streams in the order they first appear.
+  std::vector<std::pair<CUstream_st*, std::vector<wire::CollectiveOp>>> by_stream;
+  for (const auto& p : t_group.ops) {
+    const int saved = current_device();
+    set_current_device(p.ordinal);
+    CUstream_st* s = resolve_stream(p.stream, false);
+    set_current_device(saved);
+    auto it = std::find_if(by_stream.begin(), by_stream.end(),
+                           [&](const auto& e) { return e.first == s; });
+    if (it == by_stream.end()) {
+      by_stream.push_back({s, {}});
+      it = by_stream.end() - 1;
+    }
+    it->second.push_back(p.op);
+  }
+  t_group.ops.clear();
+  ncclResult_t result = ncclSuccess;
+  for (const auto& [s, ops] : by_stream) {
+    if (ncclResult_t r = send_ops(s, ops)) result = r;
+  }
+  const std::vector<uint64_t> inits = std::move(t_group.init_requests);
+  t_group.init_requests.clear();
+  for (uint64_t request : inits) Runtime::get().wait_reply(request);
+  return result;
+}
+
+ncclResult_t ncclAllReduce(const void* send, void* recv, size_t count, ncclDataType_t dtype,
+                           ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
+  return enqueue(comm, wire::CollKind::kAllReduce, send, recv, count, dtype, op, 0, stream);
+}
+
+ncclResult_t ncclBroadcast(const void* send, void* recv, size_t count, ncclDataType_t dtype,
+                           int root, ncclComm_t comm, cudaStream_t stream) {
+  return enqueue(comm, wire::CollKind::kBroadcast, send, recv, count, dtype, 0, root, stream);
+}
+
+ncclResult_t ncclBcast(void* buff, size_t count, ncclDataType_t dtype, int root, ncclComm_t comm,
+                       cudaStream_t stream) {
+  return ncclBroadcast(buff, buff, count, dtype, root, comm, stream);
+}
+
+ncclResult_t ncclReduce(const void* send, void* recv, size_t count, ncclDataType_t dtype,
+                        ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream) {
+  return enqueue(comm, wire::CollKind::kReduce, send, recv, count, dtype, op, root, stream);
+}
+
+ncclResult_t ncclAllGather(const void* send, void* recv, size_t sendcount, ncclDataType_t dtype,
+                           ncclComm_t comm, cudaStream_t stream) {
+  return enqueue(comm, wire::CollKind::kAllGather, send, recv, sendcount, dtype, 0, 0, stream);
+}
+
+ncclResult_t ncclReduceScatter(const void* send, void* recv, size_t recvcount, ncclDataType_t dtype,
+                               ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
+  return enqueue(comm, wire::CollKind::kReduceScatter, send, recv, recvcount, dtype, op, 0, stream);
+}
+
+ncclResult_t ncclAlltoAll(const void* send, void* recv, size_t count, ncclDataType_t dtype,
+                          ncclComm_t comm, cudaStream_t stream) {
+  return enqueue(comm, wire::CollKind::kAllToAll, send, recv, count, dtype, 0, 0, stream);
+}
+
+ncclResult_t ncclGather(const void* send, void* recv, size_t count, ncclDataType_t dtype, int root,
+                        ncclComm_t comm, cudaStream_t stream) {
+  return enqueue(comm, wire::CollKind::kGather, send, recv, count, dtype, 0, root, stream);
+}
+
+ncclResult_t ncclScatter(const void* send, void* recv, size_t count, ncclDataType_t dtype, int root,
+                         ncclComm_t comm, cudaStream_t stream) {
+  return enqueue(comm, wire::CollKind::kScatter, send, recv, count, dtype, 0, root, stream);
+}
+
+ncclResult_t ncclSend(const void* send, size_t count, ncclDataType_t dtype, int peer,
+                      ncclComm_t comm, cudaStream_t stream) {
+  return enqueue(comm, wire::CollKind::kSend, send, nullptr, count, dtype, 0, peer, stream);
+}
+
+ncclResult_t ncclRecv(void* recv, size_t count, ncclDataType_t dtype, int peer, ncclComm_t comm,
+                      cudaStream_t stream) {
+  return enqueue(comm, wire::CollKind::kRecv, nullptr, recv, count, dtype, 0, peer, stream);
+}
+
+}  // extern "C"
