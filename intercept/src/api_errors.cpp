@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "error_names.hpp"
+#include "runtime.hpp"
 
 namespace {
 
@@ -60,6 +61,12 @@ const char* cudaGetErrorString(cudaError_t e) {
   if (d != nullptr) return d;
   const char* name = phantora::shim::error_name(static_cast<int>(e));
   return name != nullptr ? name : "unrecognized error code";
+}
+
+// The rank's simulated host clock in nanoseconds, for the start-up hook that makes Python's
+// time functions follow simulated time (tools/python/sitecustomize.py).
+int64_t phantora_virtual_time_ns(void) {
+  return phantora::shim::Runtime::get().virtual_time_ns();
 }
 
 // Every exported symbol of the real libraries that the shim does not implement resolves to a

@@ -22,6 +22,30 @@ constexpr size_t kFlushBytes = 64 * 1024;
 // something the simulator cannot see still lets its queued work reach the daemon.
 constexpr int kIdleFlushMs = 5;
 
+// How long a process may submit no GPU work, while its main thread neither runs nor waits to
+// run, before it counts as waiting outside CUDA.
+constexpr int64_t kIdleAfterNs = 50'000'000;
+// Share of that time the main thread may have been on (or queued for) a CPU and still count
+// as waiting; above it, the process is computing and keeps bounding the simulation.
+constexpr double kIdleBusyShare = 0.2;
+
+int64_t monotonic_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// Time the main thread spent running plus waiting on a run queue (/proc/self/schedstat), so
+// that a rank starved of CPU on an oversubscribed machine still counts as busy.
+int64_t main_thread_demand_ns() {
+  std::FILE* f = std::fopen("/proc/self/schedstat", "r");
+  if (f == nullptr) return 0;
+  unsigned long long run = 0, wait = 0;
+  const int n = std::fscanf(f, "%llu %llu", &run, &wait);
+  std::fclose(f);
+  return n == 2 ? static_cast<int64_t>(run + wait) : 0;
+}
+
 int64_t thread_cpu_ns() {
   timespec ts;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -161,6 +185,8 @@ void Runtime::append_locked(wire::RecordType type, uint64_t request, const void*
   if (is_call && welcome_.cpu_time != wire::CpuTimeMode::kZero) {
     clock_ps_.fetch_add(welcome_.per_call_cost_ps, std::memory_order_relaxed);
   }
+  // Queries (syncs answered by the daemon) and bookkeeping are not new work.
+  if (is_call && request == 0) work_records_.fetch_add(1, std::memory_order_relaxed);
   wire::RecordHeader h;
   h.type = type;
   h.size = static_cast<uint32_t>(head_size + tail_size);
@@ -246,8 +272,11 @@ void Runtime::reader_loop() {
     pollfd p{fd_, POLLIN, 0};
     const int ready = ::poll(&p, 1, kIdleFlushMs);
     if (ready == 0) {
-      std::unique_lock lock(mu_, std::try_to_lock);
-      if (lock.owns_lock() && !closed_) flush_locked();
+      {
+        std::unique_lock lock(mu_, std::try_to_lock);
+        if (lock.owns_lock() && !closed_) flush_locked();
+      }
+      watch_idle();
       continue;
     }
     if (ready < 0 && errno == EINTR) continue;
@@ -268,6 +297,31 @@ void Runtime::reader_loop() {
     }
     reply_cv_.notify_all();
   }
+}
+
+void Runtime::watch_idle() {
+  const uint64_t work = work_records_.load(std::memory_order_relaxed);
+  const int64_t now = monotonic_ns();
+  if (work != idle_seen_work_ || idle_since_ns_ == 0) {
+    idle_seen_work_ = work;
+    idle_since_ns_ = now;
+    idle_busy_ns_ = main_thread_demand_ns();
+    idle_sent_ = false;
+    return;
+  }
+  if (idle_sent_ || now - idle_since_ns_ < kIdleAfterNs) return;
+  const int64_t busy = main_thread_demand_ns() - idle_busy_ns_;
+  if (static_cast<double>(busy) > kIdleBusyShare * static_cast<double>(now - idle_since_ns_)) {
+    // Computing: start a new window; the process still bounds the simulation.
+    idle_since_ns_ = now;
+    idle_busy_ns_ += busy;
+    return;
+  }
+  wire::HostClock idle{0, wire::kHostIdle, 0};
+  submit(wire::RecordType::kHostClock, &idle, sizeof(idle));
+  flush();
+  idle_sent_ = true;
+  idle_seen_work_ = work_records_.load(std::memory_order_relaxed);  // our own record is no work
 }
 
 void Runtime::lost_daemon(const std::string& why) {
@@ -302,6 +356,18 @@ void Runtime::on_enter() {
     delta = now;
   }
   if (delta > 0) charge(SimTime::ps(delta * 1000));
+}
+
+int64_t Runtime::virtual_time_ns() {
+  if (!connected_) {
+    const char* mode = std::getenv("PHANTORA_CPU_TIME");
+    const bool measured = mode == nullptr || std::strcmp(mode, "measured") == 0;
+    return measured && is_main_thread() ? thread_cpu_ns() : 0;
+  }
+  on_enter();
+  const int64_t ns = clock_ps_.load(std::memory_order_relaxed) / 1000;
+  on_leave();
+  return ns;
 }
 
 uint64_t Runtime::thread_call_count() {

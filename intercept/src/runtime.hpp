@@ -66,6 +66,12 @@ class Runtime {
   uint64_t next_event_id() { return next_event_.fetch_add(1); }
   uint64_t next_graph_id() { return next_graph_.fetch_add(1); }
 
+  // The host clock as the program's own clock functions should report it (Python's
+  // time.perf_counter through the start-up hook). Never connects: before the process has
+  // made a CUDA call it answers from the CPU time spent so far, which is what the first call
+  // will charge.
+  int64_t virtual_time_ns();
+
   // How many outermost intercepted calls this thread has made.
   static uint64_t thread_call_count();
 
@@ -85,6 +91,9 @@ class Runtime {
   void flush_locked();
   void send_frame_locked(wire::FrameType type, const void* body, size_t size);
   void reader_loop();
+  // Called by the reader thread between frames: tells the daemon when the process waits
+  // outside CUDA (wire::kHostIdle).
+  void watch_idle();
   [[noreturn]] void lost_daemon(const std::string& why);
 
   std::mutex mu_;  // guards the batch buffer, the socket's write side and connection state
@@ -106,6 +115,12 @@ class Runtime {
   std::atomic<uint64_t> next_event_{1};
   std::atomic<uint64_t> next_graph_{1};
   std::atomic<bool> shutting_down_{false};
+  // Idle detection (reader thread only, apart from the counter).
+  std::atomic<uint64_t> work_records_{0};
+  uint64_t idle_seen_work_ = 0;
+  int64_t idle_since_ns_ = 0;
+  int64_t idle_busy_ns_ = 0;
+  bool idle_sent_ = false;
 
   std::mutex kernels_mu_;
   std::map<std::string, uint32_t> kernel_ids_;

@@ -215,6 +215,7 @@ void Simulation::batch(ClientId id, std::span<const std::byte> payload,
                                       static_cast<int>(h.type), h.size, payload.size()));
     }
     if (h.host_time_ps < 0) throw ProtocolError("negative host time");
+    if (h.type != wire::RecordType::kHostClock) c.idle = false;
     note_host_time(c, SimTime::ps(h.host_time_ps));
     try {
       apply(id, c, h, payload.first(h.size));
@@ -232,7 +233,7 @@ SimTime Simulation::safe_time() const {
   for (const Client& c : clients_) {
     // A client blocked in a call cannot submit until the simulation answers it, and it is
     // answered at or after the time of what it waits for: it does not bound the network.
-    if (!c.connected || c.outstanding > 0) continue;
+    if (!c.connected || c.outstanding > 0 || c.idle) continue;
     safe = std::min(safe, c.info.host_clock + config_.launch_latency);
   }
   return safe;
@@ -521,7 +522,8 @@ void Simulation::apply(ClientId id, Client& c, const wire::RecordHeader& h,
       return;
     }
     case wire::RecordType::kHostClock:
-      read_exact<wire::HostClock>(body, "host-clock");
+      c.idle = (read_exact<wire::HostClock>(body, "host-clock").flags & wire::kHostIdle) != 0;
+      if (c.idle) spdlog::debug("{} is idle (waiting outside CUDA)", describe(id));
       return;
     case wire::RecordType::kDefineGraph: {
       const auto g = read_body<wire::DefineGraph>(body, "define-graph");

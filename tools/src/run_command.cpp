@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -102,6 +103,36 @@ Cluster resolve_cluster(const RunOptions& o) {
 
 }  // namespace
 
+// What every process of host `h` finds in its environment: the shim preloaded, stand-ins for
+// the driver libraries first on the library path, the Python start-up hook first on the
+// module path, and where the simulator is.
+std::map<std::string, std::string> job_environment(const std::filesystem::path& shim,
+                                                   const std::filesystem::path& socket,
+                                                   const std::string& token, int h,
+                                                   const Cluster& cluster,
+                                                   const std::string& cpu_time, int64_t epoch_ns) {
+  auto prepend = [](const std::string& first, const char* var) {
+    const char* rest = std::getenv(var);
+    return first + (rest != nullptr && *rest != '\0' ? ":" + std::string(rest) : "");
+  };
+  return {
+      // Stand-ins for libcuda.so.1 and libnvidia-ml.so.1, built next to the shim
+      // (intercept/CMakeLists.txt), are found first by programs that open them by name.
+      {"LD_LIBRARY_PATH", prepend((shim.parent_path() / "standin").string(), "LD_LIBRARY_PATH")},
+      {"LD_PRELOAD", prepend(shim.string(), "LD_PRELOAD")},
+      {"PYTHONPATH", prepend(find_python_hook().string(), "PYTHONPATH")},
+      {"PHANTORA_SOCKET", socket.string()},
+      {"PHANTORA_TOKEN", token},
+      {"PHANTORA_HOST", std::to_string(h)},
+      {"PHANTORA_HOSTS", std::to_string(cluster.hosts)},
+      {"PHANTORA_GPUS_PER_HOST", std::to_string(cluster.gpus_per_host)},
+      {"PHANTORA_CPU_TIME", cpu_time},
+      {"PHANTORA_EPOCH_NS", std::to_string(epoch_ns)},
+      // PyTorch: prefer flash attention over cuDNN's (cuDNN cannot run here; docs/pytorch.md).
+      {"TORCH_CUDNN_SDPA_DEPRIORITIZED", "1"},
+  };
+}
+
 int run_command(const RunOptions& o) {
   // Everything that can be wrong with the input is checked before anything starts.
   if (o.command.empty())
@@ -143,25 +174,16 @@ int run_command(const RunOptions& o) {
   sim::Server server(io, socket, simulation);
   std::thread io_thread([&io] { io.run(); });
 
+  // One epoch for time.time() in every rank (the start-up hook adds the simulated clock).
+  const int64_t epoch_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
   std::vector<HostLaunch> launches;
   for (int h = 0; h < cluster.hosts; ++h) {
     HostLaunch l;
     l.host = h;
     l.argv = o.command;
-    const char* preload = std::getenv("LD_PRELOAD");
-    // Stand-ins for libcuda.so.1 and libnvidia-ml.so.1, built next to the shim
-    // (intercept/CMakeLists.txt), are found first by programs that open them by name.
-    const char* library_path = std::getenv("LD_LIBRARY_PATH");
-    const std::string standin = (shim.parent_path() / "standin").string();
-    l.env = {
-        {"LD_LIBRARY_PATH",
-         standin + (library_path && *library_path ? std::string(":") + library_path : "")},
-        {"LD_PRELOAD", shim.string() + (preload && *preload ? std::string(":") + preload : "")},
-        {"PHANTORA_SOCKET", socket.string()},
-        {"PHANTORA_TOKEN", config.token},
-        {"PHANTORA_HOST", std::to_string(h)},
-        {"PHANTORA_HOSTS", std::to_string(cluster.hosts)},
-        {"PHANTORA_GPUS_PER_HOST", std::to_string(cluster.gpus_per_host)}};
+    l.env = job_environment(shim, socket, config.token, h, cluster, o.cpu_time, epoch_ns);
     launches.push_back(std::move(l));
   }
   if (!o.quiet) {

@@ -29,4 +29,14 @@ std::filesystem::path find_shim() {
       exe.string(), dir.string()));
 }
 
+std::filesystem::path find_python_hook() {
+  const std::filesystem::path dir = std::filesystem::read_symlink("/proc/self/exe").parent_path();
+  for (const auto& candidate :
+       {dir / "python", dir.parent_path() / "share" / "phantora" / "python"}) {
+    if (std::filesystem::exists(candidate / "sitecustomize.py")) return candidate;
+  }
+  throw std::runtime_error(fmt::format(
+      "cannot find the Python start-up hook (sitecustomize.py) next to {}", dir.string()));
+}
+
 }  // namespace phantora::tools

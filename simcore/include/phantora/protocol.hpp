@@ -200,8 +200,17 @@ struct MemOp {
   uint32_t pad = 0;
 };
 
+enum HostClockFlags : uint32_t {
+  // The process has submitted no GPU work for a while and uses little CPU: it waits in
+  // something the simulator cannot see (a TCPStore get, a Gloo barrier, a pipe). Until its
+  // next record it does not hold the simulation back (design.md, "Causality").
+  kHostIdle = 1,
+};
+
 struct HostClock {
   uint64_t thread = 0;
+  uint32_t flags = 0;
+  uint32_t pad = 0;
 };
 
 // A captured CUDA graph: nodes are launches, copies or memsets; each names the nodes it

@@ -91,6 +91,7 @@ class Simulation {
     std::map<StreamId, bool> stream_announced;
     bool connected = true;
     int outstanding = 0;  // requests not answered yet: the client is blocked in one
+    bool idle = false;    // waiting outside CUDA (see wire::kHostIdle)
   };
   class TraceObserver;
 

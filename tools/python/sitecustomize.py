@@ -1,0 +1,111 @@
+"""Phantora's start-up hook, put first on PYTHONPATH by `phantora run` (no script change).
+
+In every Python process of the job it
+  * makes time.perf_counter, time.monotonic, time.time (and their _ns forms) return the rank's
+    simulated host clock, read from the preloaded libphantora.so, so that the step times a
+    training script prints are simulated times. time.sleep and the clocks of real waits
+    (threading, sockets, TCPStore) stay real. Launcher processes (torchrun's agent) keep the
+    real clocks: their timeouts must run in real time.
+  * turns cuDNN off for PyTorch once torch is imported (docs/pytorch.md: convolutions take
+    PyTorch's own kernels, attention the flash/efficient kernels), since cuDNN talks to the
+    driver directly and cannot run on the virtual GPU.
+  * then runs the sitecustomize module that this one shadows, if there is one.
+"""
+import ctypes
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import os
+import sys
+import time
+
+
+def _is_launcher():
+    try:
+        with open("/proc/self/cmdline", "rb") as f:
+            args = f.read().split(b"\0")
+    except OSError:
+        return False
+    for a in args[:4]:
+        if a.endswith(b"torchrun") or a in (b"torch.distributed.run", b"torch.distributed.launch"):
+            return True
+    return False
+
+
+def _install_clocks():
+    try:
+        lib = ctypes.CDLL(None)  # the process's global scope, where the preload lives
+        virtual_ns = lib.phantora_virtual_time_ns
+    except (OSError, AttributeError):
+        return  # not under phantora run
+    virtual_ns.restype = ctypes.c_int64
+    virtual_ns.argtypes = []
+    # All ranks share one epoch so that time.time() agrees across hosts, as NTP would.
+    epoch_ns = int(os.environ.get("PHANTORA_EPOCH_NS", "0")) or time.time_ns()
+
+    def perf_counter_ns():
+        return virtual_ns()
+
+    def perf_counter():
+        return virtual_ns() / 1e9
+
+    def time_ns():
+        return epoch_ns + virtual_ns()
+
+    def time_():
+        return (epoch_ns + virtual_ns()) / 1e9
+
+    time.perf_counter = perf_counter
+    time.perf_counter_ns = perf_counter_ns
+    time.monotonic = perf_counter
+    time.monotonic_ns = perf_counter_ns
+    time.time = time_
+    time.time_ns = time_ns
+
+
+class _AfterTorchImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Runs `_configure_torch` right after the `torch` package has been imported."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "torch":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None:
+            return spec
+        self._inner = spec.loader
+        spec.loader = self
+        return spec
+
+    def create_module(self, spec):
+        return self._inner.create_module(spec)
+
+    def exec_module(self, module):
+        self._inner.exec_module(module)
+        _configure_torch(module)
+
+
+def _configure_torch(torch):
+    try:
+        torch.backends.cudnn.enabled = False
+        torch.backends.cuda.enable_cudnn_sdp(False)
+    except Exception as e:  # an older or newer torch without these switches
+        print(f"phantora: could not turn cuDNN off in torch {getattr(torch, '__version__', '?')}: {e}",
+              file=sys.stderr)
+
+
+def _chain_shadowed_sitecustomize():
+    here = os.path.dirname(os.path.abspath(__file__))
+    rest = [p for p in sys.path if os.path.abspath(p or ".") != here]
+    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", rest)
+    if spec is None or spec.loader is None:
+        return
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+
+
+if os.environ.get("PHANTORA_SOCKET"):
+    if not _is_launcher():
+        _install_clocks()
+    sys.meta_path.insert(0, _AfterTorchImport())
+_chain_shadowed_sitecustomize()
