@@ -10,6 +10,7 @@
 #include "capture.hpp"
 #include "context.hpp"
 #include "memory.hpp"
+#include "payload_inbox.hpp"
 #include "pt_variants.hpp"
 #include "registry.hpp"
 #include "shadow.hpp"
@@ -113,23 +114,24 @@ cudaError_t stream_copy(void* dst, const void* src, uint64_t bytes, cudaMemcpyKi
     return set_error(cudaErrorInvalidMemcpyDirection);
   const auto d = reinterpret_cast<uint64_t>(dst);
   const auto s = reinterpret_cast<uint64_t>(src);
-  bool pinned = true;
-  switch (kind) {
-    case cudaMemcpyHostToHost:
-      std::memmove(dst, src, bytes);
-      return cudaSuccess;
-    case cudaMemcpyHostToDevice:
-      ShadowStore::get().write(d, src, bytes);
-      pinned = is_pinned(src, bytes);
-      break;
-    case cudaMemcpyDeviceToHost:
-      ShadowStore::get().read(s, dst, bytes);
-      pinned = is_pinned(dst, bytes);
-      break;
-    default:
-      ShadowStore::get().copy(d, s, bytes);
-      break;
+  if (kind == cudaMemcpyHostToHost) {
+    std::memmove(dst, src, bytes);
+    return cudaSuccess;
   }
+  const bool pinned = kind == cudaMemcpyHostToDevice   ? is_pinned(src, bytes)
+                      : kind == cudaMemcpyDeviceToHost ? is_pinned(dst, bytes)
+                                                       : true;
+  // The bytes the copy moves, as far as the shadow store knows them.
+  auto move_shadow = [&] {
+    if (kind == cudaMemcpyHostToDevice) ShadowStore::get().write(d, src, bytes);
+    if (kind == cudaMemcpyDeviceToHost) ShadowStore::get().read(s, dst, bytes);
+    if (kind == cudaMemcpyDeviceToDevice) ShadowStore::get().copy(d, s, bytes);
+  };
+  // Reading memory that a small collective is about to fill: the copy goes to the daemon and
+  // waits, and the bytes are taken once the collective's result has arrived.
+  const bool awaits_payload =
+      kind != cudaMemcpyHostToDevice && PayloadInbox::get().overlaps(s, bytes);
+  if (!awaits_payload) move_shadow();
   const wire::CopyKind wk = wire_kind(kind);
   if (stream->capture != nullptr) {
     wire::GraphNode n{};
@@ -145,10 +147,15 @@ cudaError_t stream_copy(void* dst, const void* src, uint64_t bytes, cudaMemcpyKi
   // copy into pageable host memory also returns only when done.
   const bool host_waits =
       sync_api ? kind != cudaMemcpyDeviceToDevice : (kind == cudaMemcpyDeviceToHost && !pinned);
-  if (host_waits) {
-    Runtime::get().request(wire::RecordType::kCopy, &c, sizeof(c));
+  if (host_waits || awaits_payload) {
+    // Waiting for a payload is real time only: the host clock moves only if CUDA would block.
+    Runtime::get().request(wire::RecordType::kCopy, &c, sizeof(c), /*advance=*/host_waits);
   } else {
     Runtime::get().submit(wire::RecordType::kCopy, &c, sizeof(c));
+  }
+  if (awaits_payload) {
+    PayloadInbox::get().wait_for(s, bytes);
+    move_shadow();
   }
   return cudaSuccess;
 }

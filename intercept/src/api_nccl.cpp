@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "context.hpp"
+#include "payload_inbox.hpp"
+#include "shadow.hpp"
 
 using namespace phantora;
 using namespace phantora::shim;
@@ -92,23 +94,47 @@ struct GroupState {
     cudaStream_t stream;
     int ordinal;
     wire::CollectiveOp op;
+    std::vector<std::byte> payload;
   };
   std::vector<Pending> ops;
   std::vector<uint64_t> init_requests;
 };
 thread_local GroupState t_group;
 
-ncclResult_t send_ops(CUstream_st* s, const std::vector<wire::CollectiveOp>& ops) {
+ncclResult_t send_ops(CUstream_st* s, const std::vector<wire::CollectiveOp>& ops,
+                      const std::vector<std::vector<std::byte>>& payloads) {
   if (s->capture != nullptr) {
     return fail(ncclInvalidUsage,
                 "phantora: NCCL operations inside CUDA graph capture are not simulated (the "
-                "collective would "
-                "have to be replayed with the graph)");
+                "collective would have to be replayed with the graph)");
   }
+  // Ops, then each op's attached send-buffer bytes in op order.
+  std::vector<std::byte> tail(ops.size() * sizeof(wire::CollectiveOp));
+  std::memcpy(tail.data(), ops.data(), tail.size());
+  for (const auto& p : payloads) tail.insert(tail.end(), p.begin(), p.end());
   wire::CollectiveHeader h{s->id, s->device, static_cast<uint32_t>(ops.size())};
-  Runtime::get().submit_parts(wire::RecordType::kCollective, &h, sizeof(h), ops.data(),
-                              ops.size() * sizeof(wire::CollectiveOp));
+  if (sizeof(h) + tail.size() + sizeof(wire::RecordHeader) > wire::kMaxFrameBytes - 4096) {
+    return fail(ncclInvalidUsage,
+                "phantora: too many small NCCL operations in one group (payloads exceed a frame)");
+  }
+  Runtime::get().submit_parts(wire::RecordType::kCollective, &h, sizeof(h), tail.data(),
+                              tail.size());
   return ncclSuccess;
+}
+
+// Small operations carry data (wire::op_carries_payload): the send buffer's bytes go with the
+// record, and the receive buffer is expected to be written by the daemon's answer.
+std::vector<std::byte> attach_payload(const ncclComm& comm, wire::CollectiveOp& op) {
+  const bool p2p = op.kind == wire::CollKind::kSend || op.kind == wire::CollKind::kRecv;
+  const int n = p2p ? 1 : comm.nranks;
+  if (!wire::op_carries_payload(op.kind, op.count, op.dtype, n)) return {};
+  const bool root = comm.rank == op.peer;
+  std::vector<std::byte> bytes(wire::op_send_bytes(op.kind, op.count, op.dtype, n, root));
+  if (!bytes.empty()) ShadowStore::get().read(op.sendbuff, bytes.data(), bytes.size());
+  const uint64_t receives = wire::op_recv_bytes(op.kind, op.count, op.dtype, n, root);
+  if (receives > 0) PayloadInbox::get().expect(op.recvbuff, receives);
+  op.payload_bytes = bytes.size();
+  return bytes;
 }
 
 ncclResult_t enqueue(ncclComm_t comm, wire::CollKind kind, const void* send, void* recv,
@@ -128,8 +154,9 @@ ncclResult_t enqueue(ncclComm_t comm, wire::CollKind kind, const void* send, voi
   op.count = count;
   op.sendbuff = reinterpret_cast<uint64_t>(send);
   op.recvbuff = reinterpret_cast<uint64_t>(recv);
+  std::vector<std::byte> payload = attach_payload(*comm, op);
   if (t_group.depth > 0) {
-    t_group.ops.push_back({stream, comm->ordinal, op});
+    t_group.ops.push_back({stream, comm->ordinal, op, std::move(payload)});
     return ncclSuccess;
   }
   // The stream is read on the communicator's device, as NCCL launches there.
@@ -137,7 +164,7 @@ ncclResult_t enqueue(ncclComm_t comm, wire::CollKind kind, const void* send, voi
   set_current_device(comm->ordinal);
   CUstream_st* s = resolve_stream(stream, false);
   set_current_device(saved);
-  return send_ops(s, {op});
+  return send_ops(s, {op}, {std::move(payload)});
 }
 
 ncclResult_t init_rank(ncclComm_t* out, int nranks, const ncclUniqueId& id, int rank, int ordinal) {
@@ -349,24 +376,30 @@ ncclResult_t ncclGroupEnd() {
   if (t_group.depth == 0) return fail(ncclInvalidUsage, "ncclGroupEnd without ncclGroupStart");
   if (--t_group.depth > 0) return ncclSuccess;
   // One record per stream, streams in the order they first appear.
-  std::vector<std::pair<CUstream_st*, std::vector<wire::CollectiveOp>>> by_stream;
+  struct StreamOps {
+    CUstream_st* stream;
+    std::vector<wire::CollectiveOp> ops;
+    std::vector<std::vector<std::byte>> payloads;
+  };
+  std::vector<StreamOps> by_stream;
   for (const auto& p : t_group.ops) {
     const int saved = current_device();
     set_current_device(p.ordinal);
     CUstream_st* s = resolve_stream(p.stream, false);
     set_current_device(saved);
     auto it = std::find_if(by_stream.begin(), by_stream.end(),
-                           [&](const auto& e) { return e.first == s; });
+                           [&](const auto& e) { return e.stream == s; });
     if (it == by_stream.end()) {
-      by_stream.push_back({s, {}});
+      by_stream.push_back({s, {}, {}});
       it = by_stream.end() - 1;
     }
-    it->second.push_back(p.op);
+    it->ops.push_back(p.op);
+    it->payloads.push_back(p.payload);
   }
   t_group.ops.clear();
   ncclResult_t result = ncclSuccess;
-  for (const auto& [s, ops] : by_stream) {
-    if (ncclResult_t r = send_ops(s, ops)) result = r;
+  for (const auto& group : by_stream) {
+    if (ncclResult_t r = send_ops(group.stream, group.ops, group.payloads)) result = r;
   }
   const std::vector<uint64_t> inits = std::move(t_group.init_requests);
   t_group.init_requests.clear();

@@ -1,5 +1,8 @@
 #include "runtime.hpp"
 
+#include "payload_inbox.hpp"
+#include "shadow.hpp"
+
 #include <poll.h>
 #include <pthread.h>
 #include <sys/socket.h>
@@ -281,12 +284,20 @@ void Runtime::reader_loop() {
     }
     if (ready < 0 && errno == EINTR) continue;
     wire::FrameHeader h;
-    wire::Reply r;
     if (!read_all(fd_, &h, sizeof(h))) {
       if (shutting_down_) return;
       lost_daemon("connection closed");
     }
-    if (h.magic != wire::kMagic || h.type != wire::FrameType::kReply || h.length != sizeof(r) ||
+    if (h.magic != wire::kMagic || h.version != wire::kVersion) {
+      if (shutting_down_) return;
+      lost_daemon("malformed frame");
+    }
+    if (h.type == wire::FrameType::kPayload) {
+      receive_payload(h.length);
+      continue;
+    }
+    wire::Reply r;
+    if (h.type != wire::FrameType::kReply || h.length != sizeof(r) ||
         !read_all(fd_, &r, sizeof(r))) {
       if (shutting_down_) return;
       lost_daemon("malformed reply");
@@ -297,6 +308,20 @@ void Runtime::reader_loop() {
     }
     reply_cv_.notify_all();
   }
+}
+
+void Runtime::receive_payload(uint32_t length) {
+  wire::PayloadHeader p;
+  std::vector<std::byte> bytes;
+  if (length < sizeof(p) || !read_all(fd_, &p, sizeof(p)) || p.bytes != length - sizeof(p) ||
+      p.bytes > wire::kMaxPayloadBytes) {
+    lost_daemon("malformed collective payload");
+  }
+  bytes.resize(p.bytes);
+  if (!bytes.empty() && !read_all(fd_, bytes.data(), bytes.size()))
+    lost_daemon("truncated collective payload");
+  ShadowStore::get().write(p.recvbuff, bytes.data(), bytes.size());
+  PayloadInbox::get().arrived(p.recvbuff);
 }
 
 void Runtime::watch_idle() {

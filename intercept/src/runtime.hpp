@@ -94,6 +94,7 @@ class Runtime {
   // Called by the reader thread between frames: tells the daemon when the process waits
   // outside CUDA (wire::kHostIdle).
   void watch_idle();
+  void receive_payload(uint32_t length);
   [[noreturn]] void lost_daemon(const std::string& why);
 
   std::mutex mu_;  // guards the batch buffer, the socket's write side and connection state

@@ -1,5 +1,7 @@
 #include "phantora/simcore/collectives.hpp"
 
+#include "phantora/simcore/payload.hpp"
+
 #include <algorithm>
 #include <cstring>
 
@@ -9,30 +11,7 @@
 namespace phantora::sim {
 namespace {
 
-uint64_t dtype_size(wire::DataType t) {
-  switch (t) {
-    case wire::DataType::kF64:
-    case wire::DataType::kI64:
-    case wire::DataType::kU64:
-      return 8;
-    case wire::DataType::kF32:
-    case wire::DataType::kTF32:
-    case wire::DataType::kI32:
-    case wire::DataType::kU32:
-      return 4;
-    case wire::DataType::kF16:
-    case wire::DataType::kBF16:
-      return 2;
-    case wire::DataType::kFP8E4M3:
-    case wire::DataType::kFP8E5M2:
-    case wire::DataType::kI8:
-    case wire::DataType::kU8:
-      return 1;
-    case wire::DataType::kUnknown:
-      return 0;
-  }
-  return 0;
-}
+using wire::dtype_size;
 
 const char* kind_name(wire::CollKind k) {
   switch (k) {
@@ -220,7 +199,8 @@ std::string Collectives::describe_op(const Comm& comm, const wire::CollectiveOp&
 }
 
 void Collectives::submit(ClientId client, SimTime host_time, const wire::CollectiveHeader& header,
-                         std::span<const wire::CollectiveOp> ops) {
+                         std::span<const wire::CollectiveOp> ops,
+                         std::vector<std::vector<std::byte>> payloads) {
   auto group = std::make_unique<Group>();
   Group& g = *group;
   g.token = next_token_++;
@@ -232,6 +212,7 @@ void Collectives::submit(ClientId client, SimTime host_time, const wire::Collect
     part->group = &g;
     part->op = op;
     part->rank = rank;
+    part->payload = std::move(payloads[&op - ops.data()]);
     if (dtype_size(op.dtype) == 0) {
       throw CollectiveError(fmt::format("{} called {} with an unknown data type",
                                         hooks_.describe(client), kind_name(op.kind)));
@@ -406,6 +387,7 @@ void Collectives::finish(Matched& m, SimTime end) {
     args["algbw_GBps"] = info.algbw_gbs();
     args["busbw_GBps"] = info.busbw_gbs();
   }
+  deliver_payloads(m);
   stats_.by_kind[kind_name(op.kind)]++;
   stats_.bytes_by_kind[kind_name(op.kind)] += static_cast<double>(op.count * dtype_size(op.dtype));
   std::vector<Group*> groups;
@@ -431,6 +413,39 @@ void Collectives::finish(Matched& m, SimTime end) {
   }
   if (!is_p2p(op.kind)) comm.pending.erase(m.seq);
   finished_p2p_.clear();
+}
+
+// Small operations carry their members' send buffers; each receiver gets the bytes NCCL would
+// have written into its receive buffer (wire::op_carries_payload decides which operations do,
+// identically in every rank and here).
+void Collectives::deliver_payloads(const Matched& m) {
+  const wire::CollectiveOp& op = m.parts.front()->op;
+  const int n = is_p2p(op.kind) ? 2 : m.comm->nranks;
+  if (!hooks_.deliver ||
+      !wire::op_carries_payload(op.kind, op.count, op.dtype, is_p2p(op.kind) ? 1 : n))
+    return;
+  std::vector<std::span<const std::byte>> sends;
+  for (const Part* p : m.parts) {
+    const uint64_t expected = wire::op_send_bytes(p->op.kind, p->op.count, p->op.dtype, n,
+                                                  !is_p2p(op.kind) && p->rank == op.peer);
+    if (p->payload.size() != expected) {
+      throw CollectiveError(fmt::format("{} sent {} payload bytes for {}, expected {}",
+                                        hooks_.describe(p->group->client), p->payload.size(),
+                                        describe_op(*m.comm, p->op, m.seq), expected));
+    }
+    sends.emplace_back(p->payload);
+  }
+  // Send/recv pairs: parts are {sender, receiver}; the receiver gets the sender's bytes.
+  const auto results = collective_result(op.kind, op.dtype, op.redop, op.count, op.peer, sends);
+  if (is_p2p(op.kind)) {
+    const Part* recv = m.parts[1];
+    if (!results.at(1).empty()) hooks_.deliver(recv->group->client, recv->op.recvbuff, results[1]);
+    return;
+  }
+  for (const Part* p : m.parts) {
+    const auto& bytes = results.at(static_cast<size_t>(p->rank));
+    if (!bytes.empty()) hooks_.deliver(p->group->client, p->op.recvbuff, bytes);
+  }
 }
 
 void Collectives::finish_group(Group& g) {

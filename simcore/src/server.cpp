@@ -23,6 +23,14 @@ class Session : public std::enable_shared_from_this<Session> {
   void send_reply(const wire::Reply& r) {
     if (!ended_) send(wire::FrameType::kReply, &r, sizeof(r));
   }
+  void send_payload(uint64_t recvbuff, const std::vector<std::byte>& bytes) {
+    if (ended_) return;
+    std::vector<std::byte> body(sizeof(wire::PayloadHeader) + bytes.size());
+    const wire::PayloadHeader h{recvbuff, bytes.size()};
+    std::memcpy(body.data(), &h, sizeof(h));
+    if (!bytes.empty()) std::memcpy(body.data() + sizeof(h), bytes.data(), bytes.size());
+    send(wire::FrameType::kPayload, body.data(), body.size());
+  }
   void close() {
     boost::system::error_code ignored;
     socket_.close(ignored);
@@ -154,6 +162,12 @@ Server::Server(asio::io_context& io, const std::filesystem::path& socket_path, S
     if (it == by_client_.end()) return;
     if (auto session = it->second.lock()) session->send_reply(r);
   });
+  sim_.set_payload_sink(
+      [this](ClientId client, uint64_t recvbuff, const std::vector<std::byte>& bytes) {
+        auto it = by_client_.find(client);
+        if (it == by_client_.end()) return;
+        if (auto session = it->second.lock()) session->send_payload(recvbuff, bytes);
+      });
   accept();
 }
 

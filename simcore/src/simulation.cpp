@@ -118,6 +118,9 @@ Simulation::Simulation(SimulationConfig config, CostProvider& costs)
                      SimTime end, const nlohmann::json& args) {
                 if (trace_ != nullptr)
                   trace_->span(c, stream, name, "collective", start, end, args);
+              },
+              [this](ClientId c, uint64_t recvbuff, const std::vector<std::byte>& bytes) {
+                if (payload_sink_ && clients_.at(c).connected) payload_sink_(c, recvbuff, bytes);
               }}) {
   if (network_.topology().hosts() != config_.hosts ||
       network_.topology().gpus_per_host() != config_.gpus_per_host) {
@@ -446,15 +449,28 @@ void Simulation::apply(ClientId id, Client& c, const wire::RecordHeader& h,
       return;
     case wire::RecordType::kCollective: {
       const auto head = read_body<wire::CollectiveHeader>(body, "collective");
-      if (body.size() !=
-              sizeof(head) + static_cast<size_t>(head.op_count) * sizeof(wire::CollectiveOp) ||
-          head.op_count == 0) {
+      const size_t ops_bytes = static_cast<size_t>(head.op_count) * sizeof(wire::CollectiveOp);
+      if (head.op_count == 0 || body.size() < sizeof(head) + ops_bytes) {
         throw ProtocolError("collective record size mismatch");
       }
       std::vector<wire::CollectiveOp> ops(head.op_count);
-      std::memcpy(ops.data(), body.data() + sizeof(head), ops.size() * sizeof(wire::CollectiveOp));
+      std::memcpy(ops.data(), body.data() + sizeof(head), ops_bytes);
+      // The attached send buffers follow the ops, in op order.
+      std::vector<std::vector<std::byte>> payloads(ops.size());
+      size_t at_byte = sizeof(head) + ops_bytes;
+      for (size_t i = 0; i < ops.size(); ++i) {
+        if (ops[i].payload_bytes > wire::kMaxPayloadBytes ||
+            at_byte + ops[i].payload_bytes > body.size()) {
+          throw ProtocolError("collective payload exceeds the record");
+        }
+        payloads[i].assign(
+            body.begin() + static_cast<std::ptrdiff_t>(at_byte),
+            body.begin() + static_cast<std::ptrdiff_t>(at_byte + ops[i].payload_bytes));
+        at_byte += ops[i].payload_bytes;
+      }
+      if (at_byte != body.size()) throw ProtocolError("collective record has trailing bytes");
       stream_for(id, c, head.stream, head.device);
-      collectives_.submit(id, at, head, ops);
+      collectives_.submit(id, at, head, ops, std::move(payloads));
       return;
     }
     case wire::RecordType::kHostFunc: {

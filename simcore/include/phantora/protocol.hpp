@@ -13,6 +13,7 @@
 // the awaited work completes.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -25,7 +26,16 @@ inline constexpr size_t kTokenBytes = 32;
 inline constexpr size_t kMaxFrameBytes = 1u << 20;
 inline constexpr int kMaxDevicesPerHost = 64;
 
-enum class FrameType : uint16_t { kHello = 1, kWelcome = 2, kBatch = 3, kReply = 4, kBye = 5 };
+// kPayload: daemon -> client, the bytes a small collective wrote into one of the client's
+// receive buffers (PayloadHeader + bytes).
+enum class FrameType : uint16_t {
+  kHello = 1,
+  kWelcome = 2,
+  kBatch = 3,
+  kReply = 4,
+  kBye = 5,
+  kPayload = 6,
+};
 
 struct FrameHeader {
   uint32_t magic = kMagic;
@@ -328,6 +338,90 @@ struct CollectiveOp {
   uint64_t count = 0;  // elements, as the NCCL call states it
   uint64_t sendbuff = 0;
   uint64_t recvbuff = 0;
+  uint64_t payload_bytes = 0;  // send-buffer bytes attached after the ops array (0: none)
+};
+
+// Small collectives carry their data (design.md, "Memory and values"): every member attaches
+// its send buffer's bytes and receives what NCCL would have written into its receive buffer.
+// Whether an operation does is decided from what every member knows alike, so that senders,
+// receivers and the daemon agree: the largest buffer any member sends or receives.
+inline constexpr uint64_t kMaxPayloadBytes = 1 << 20;
+
+inline uint64_t dtype_size(DataType t) {
+  switch (t) {
+    case DataType::kF64:
+    case DataType::kI64:
+    case DataType::kU64:
+      return 8;
+    case DataType::kF32:
+    case DataType::kTF32:
+    case DataType::kI32:
+    case DataType::kU32:
+      return 4;
+    case DataType::kF16:
+    case DataType::kBF16:
+      return 2;
+    case DataType::kFP8E4M3:
+    case DataType::kFP8E5M2:
+    case DataType::kI8:
+    case DataType::kU8:
+      return 1;
+    case DataType::kUnknown:
+      return 0;
+  }
+  return 0;
+}
+
+// Bytes a rank's send buffer holds for the operation (the root's, where roles differ).
+inline uint64_t op_send_bytes(CollKind kind, uint64_t count, DataType dtype, int nranks,
+                              bool is_root) {
+  const uint64_t b = count * dtype_size(dtype);
+  switch (kind) {
+    case CollKind::kReduceScatter:
+    case CollKind::kAllToAll:
+      return b * static_cast<uint64_t>(nranks);
+    case CollKind::kScatter:
+      return is_root ? b * static_cast<uint64_t>(nranks) : 0;
+    case CollKind::kBroadcast:
+      return is_root ? b : 0;
+    case CollKind::kRecv:
+      return 0;
+    default:
+      return b;
+  }
+}
+
+// Bytes NCCL writes into a rank's receive buffer.
+inline uint64_t op_recv_bytes(CollKind kind, uint64_t count, DataType dtype, int nranks,
+                              bool is_root) {
+  const uint64_t b = count * dtype_size(dtype);
+  switch (kind) {
+    case CollKind::kAllGather:
+    case CollKind::kAllToAll:
+      return b * static_cast<uint64_t>(nranks);
+    case CollKind::kGather:
+      return is_root ? b * static_cast<uint64_t>(nranks) : 0;
+    case CollKind::kReduce:
+      return is_root ? b : 0;
+    case CollKind::kSend:
+      return 0;
+    default:
+      return b;
+  }
+}
+
+inline bool op_carries_payload(CollKind kind, uint64_t count, DataType dtype, int nranks) {
+  uint64_t largest = 0;
+  for (bool root : {false, true}) {
+    largest = std::max({largest, op_send_bytes(kind, count, dtype, nranks, root),
+                        op_recv_bytes(kind, count, dtype, nranks, root)});
+  }
+  return largest > 0 && largest <= kMaxPayloadBytes;
+}
+
+struct PayloadHeader {
+  uint64_t recvbuff = 0;
+  uint64_t bytes = 0;
 };
 
 struct CollectiveHeader {

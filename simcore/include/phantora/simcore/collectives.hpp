@@ -49,6 +49,8 @@ class Collectives {
     std::function<void(ClientId, StreamId, const std::string& name, SimTime start, SimTime end,
                        const nlohmann::json& args)>
         span;
+    // Writes a small collective's result into a client's receive buffer.
+    std::function<void(ClientId, uint64_t recvbuff, const std::vector<std::byte>& bytes)> deliver;
   };
 
   Collectives(Engine& engine, net::NetworkSimulator& network, Hooks hooks);
@@ -57,8 +59,10 @@ class Collectives {
   void comm_split(ClientId client, uint64_t request, SimTime host_time,
                   const wire::CommSplit& split);
   void comm_destroy(ClientId client, const wire::CommRef& ref);
+  // `payloads[i]` are the send-buffer bytes attached to ops[i] (empty: none).
   void submit(ClientId client, SimTime host_time, const wire::CollectiveHeader& header,
-              std::span<const wire::CollectiveOp> ops);
+              std::span<const wire::CollectiveOp> ops,
+              std::vector<std::vector<std::byte>> payloads);
 
   // From the engine: a group reached the head of its stream.
   void ready(ClientId client, StreamId stream, uint64_t token, SimTime at);
@@ -90,6 +94,7 @@ class Collectives {
     Group* group = nullptr;
     wire::CollectiveOp op{};
     int rank = 0;
+    std::vector<std::byte> payload;
   };
   // One operation matched across its members.
   struct Matched {
@@ -138,6 +143,7 @@ class Collectives {
   void try_start(Matched& m);
   void finish(Matched& m, SimTime end);
   void finish_group(Group& g);
+  void deliver_payloads(const Matched& m);
   std::string describe_op(const Comm& comm, const wire::CollectiveOp& op, uint64_t seq) const;
 
   Engine& engine_;

@@ -48,6 +48,7 @@ struct SimulationConfig {
 };
 
 using ReplySink = std::function<void(ClientId, const wire::Reply&)>;
+using PayloadSink = std::function<void(ClientId, uint64_t recvbuff, const std::vector<std::byte>&)>;
 
 class Simulation {
  public:
@@ -60,6 +61,8 @@ class Simulation {
   // Where replies go that are answered later than the batch that asked (a sync waiting for a
   // collective, say). Replies known while a batch is applied go into that batch's vector.
   void set_reply_sink(ReplySink sink) { sink_ = std::move(sink); }
+  // Where the results of small collectives go (frames of their own, sent at once).
+  void set_payload_sink(PayloadSink sink) { payload_sink_ = std::move(sink); }
   // Decodes and applies one batch of records; requests that can be answered append a reply.
   void batch(ClientId client, std::span<const std::byte> payload,
              std::vector<wire::Reply>& replies);
@@ -121,6 +124,7 @@ class Simulation {
   Collectives collectives_;
   std::vector<Client> clients_;
   ReplySink sink_;
+  PayloadSink payload_sink_;
   ClientId batch_client_ = 0;
   std::vector<wire::Reply>* batch_replies_ = nullptr;
   RunStats stats_;
