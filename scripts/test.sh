@@ -4,6 +4,8 @@
 # Ends with ctest's summary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The PyTorch environment first: the PyTorch tests register themselves when it exists.
+scripts/setup-torch.sh
 scripts/setup.sh
 export PATH=/usr/local/cuda/bin:$PATH
 
