@@ -69,15 +69,19 @@ nlohmann::json make_report(const SimulationConfig& config, const RunStats& stats
            std::tie(b.host, b.global_rank, b.local_rank, b.pid);
   });
   json ranks = json::array();
+  json helpers = json::array();
   for (const ClientInfo& c : clients) {
-    ranks.push_back({{"host", c.host},
-                     {"pid", c.pid},
-                     {"rank", c.global_rank},
-                     {"local_rank", c.local_rank},
-                     {"host_clock_s", c.host_clock.as_seconds()},
-                     {"end", c.end}});
+    // Processes that only asked about devices (a launcher counting GPUs) are not ranks.
+    (c.used_gpu ? ranks : helpers)
+        .push_back({{"host", c.host},
+                    {"pid", c.pid},
+                    {"rank", c.global_rank},
+                    {"local_rank", c.local_rank},
+                    {"host_clock_s", c.host_clock.as_seconds()},
+                    {"end", c.end}});
   }
   r["ranks"] = ranks;
+  r["helper_processes"] = helpers;
 
   json gpus = json::array();
   for (size_t g = 0; g < stats.gpus.size(); ++g) {
@@ -86,7 +90,9 @@ nlohmann::json make_report(const SimulationConfig& config, const RunStats& stats
                     {"host", static_cast<int>(g) / config.gpus_per_host},
                     {"device", static_cast<int>(g) % config.gpus_per_host},
                     {"peak_memory_bytes", s.peak_memory},
-                    {"busy_s", s.busy.as_seconds()}});
+                    {"busy_s", s.busy.as_seconds()},
+                    {"communication_s", s.communication.as_seconds()},
+                    {"exposed_communication_s", s.exposed_communication.as_seconds()}});
   }
   r["gpus"] = gpus;
 
@@ -105,6 +111,21 @@ nlohmann::json make_report(const SimulationConfig& config, const RunStats& stats
   json counts = json::object();
   for (const auto& [kind, n] : stats.op_counts) counts[to_string(kind)] = n;
   r["op_counts"] = counts;
+
+  json comm_kinds = json::object();
+  for (const auto& [kind, n] : stats.communication.by_kind) {
+    comm_kinds[kind] = {{"count", n}, {"bytes", stats.communication.bytes_by_kind.at(kind)}};
+  }
+  SimTime comm_total, exposed_total;
+  for (const GpuStats& g : stats.gpus) {
+    comm_total += g.communication;
+    exposed_total += g.exposed_communication;
+  }
+  r["communication"] = {{"operations", comm_kinds},
+                        {"time_s", comm_total.as_seconds()},
+                        {"exposed_time_s", exposed_total.as_seconds()},
+                        {"late_collective_starts", stats.late_collective_starts}};
+  r["unfinished"] = stats.unfinished;
 
   std::vector<std::pair<std::string, KernelStats>> kernels(stats.kernels.begin(),
                                                            stats.kernels.end());
@@ -136,7 +157,11 @@ std::string summary_table(const nlohmann::json& r) {
                               cl["gpu_name"].get<std::string>()));
   line("status", r["status"].get<std::string>() +
                      (r.contains("message") ? ": " + r["message"].get<std::string>() : ""));
-  line("ranks (processes)", std::to_string(r["ranks"].size()));
+  line("ranks (processes)", std::to_string(r["ranks"].size()) +
+                                (r["helper_processes"].empty()
+                                     ? ""
+                                     : fmt::format(" (+{} helper process(es) with no GPU work)",
+                                                   r["helper_processes"].size())));
   line("simulated time", human_time(r["simulated_time_s"].get<double>()));
   line("wall time", human_time(r["wall_time_s"].get<double>()));
   line("slowdown (wall/simulated)", fmt::format("{:.1f}x", r["slowdown"].get<double>()));
@@ -146,8 +171,23 @@ std::string summary_table(const nlohmann::json& r) {
     shares += fmt::format("{}{} {:.1f}%", shares.empty() ? "" : ", ", src,
                           v["share"].get<double>() * 100);
   }
-  line("GPU time", human_time(r["gpu_time"]["total_s"].get<double>()) +
-                       (shares.empty() ? "" : " (" + shares + ")"));
+  line("GPU work (kernels, copies)", human_time(r["gpu_time"]["total_s"].get<double>()) +
+                                         (shares.empty() ? "" : " (" + shares + ")"));
+  const auto& comm = r["communication"];
+  if (!comm["operations"].empty()) {
+    std::string ops;
+    for (const auto& [kind, v] : comm["operations"].items()) {
+      ops += fmt::format("{}{} x{}", ops.empty() ? "" : ", ", kind, v["count"].get<uint64_t>());
+    }
+    line("collectives", ops);
+    line("communication (all GPUs)",
+         fmt::format("{}, exposed {}", human_time(comm["time_s"].get<double>()),
+                     human_time(comm["exposed_time_s"].get<double>())));
+  }
+  if (!r["unfinished"].empty()) {
+    out += "  still waiting when the run ended:\n";
+    for (const auto& w : r["unfinished"]) out += fmt::format("    {}\n", w.get<std::string>());
+  }
   out += "  peak memory per GPU:\n";
   // Large clusters: list the GPUs that were used, at most a screenful.
   constexpr size_t kMaxGpuLines = 16;

@@ -72,24 +72,36 @@ class Simulation::TraceObserver : public Observer {
     stats.simulated_end = std::max(stats.simulated_end, op.end);
     const int gpu = sim_.global_gpu(c, op.device);
     stats.gpus[gpu].busy += duration;
+    if (op.desc.kind == OpKind::kCollective) {
+      sim_.comm_time_[gpu].add(op.start, op.end);
+      return;  // collectives write their own spans, with algorithm and bandwidth
+    }
+    if (op.desc.kind == OpKind::kKernel || op.desc.kind == OpKind::kGraph) {
+      sim_.compute_time_[gpu].add(op.start, op.end);
+    }
     if (op.desc.source != CostSource::kNone) stats.gpu_time_by_source[op.desc.source] += duration;
-    std::string name = to_string(op.desc.kind);
+    const std::string* quoted = nullptr;
     if (op.desc.kind == OpKind::kKernel) {
-      name = c.kernels.at(op.desc.label);
-      KernelStats& k = stats.kernels[name];
+      Simulation::KernelTally& k = c.kernel_tally[op.desc.label];
       k.count++;
       k.total += duration;
       k.source = op.desc.source;
+      if (k.quoted.empty()) k.quoted = TraceWriter::quote(c.kernels.at(op.desc.label));
+      quoted = &k.quoted;
     }
-    // Collectives write their own spans, with algorithm and bandwidth.
-    if (sim_.trace_ == nullptr || op.desc.kind == OpKind::kWaitEvent ||
-        op.desc.kind == OpKind::kCollective)
-      return;
-    nlohmann::json args = {{"source", to_string(op.desc.source)},
-                           {"submitted_us", op.submitted.as_us()},
-                           {"gpu", gpu}};
-    if (op.desc.bytes != 0) args["bytes"] = op.desc.bytes;
-    sim_.trace_->span(op.client, op.stream, name, to_string(op.desc.kind), op.start, op.end, args);
+    if (sim_.trace_ == nullptr || op.desc.kind == OpKind::kWaitEvent) return;
+    static const std::string kinds[] = {TraceWriter::quote(to_string(OpKind::kKernel)),
+                                        TraceWriter::quote(to_string(OpKind::kCopy)),
+                                        TraceWriter::quote(to_string(OpKind::kMemset)),
+                                        TraceWriter::quote(to_string(OpKind::kEventRecord)),
+                                        TraceWriter::quote(to_string(OpKind::kWaitEvent)),
+                                        TraceWriter::quote(to_string(OpKind::kGraph)),
+                                        TraceWriter::quote(to_string(OpKind::kHostFunc)),
+                                        TraceWriter::quote(to_string(OpKind::kCollective))};
+    sim_.trace_->op_span(op.client, op.stream,
+                         quoted != nullptr ? *quoted : kinds[static_cast<int>(op.desc.kind)],
+                         to_string(op.desc.kind), op.start, op.end, to_string(op.desc.source),
+                         op.submitted, gpu, op.desc.bytes);
   }
 
  private:
@@ -129,6 +141,8 @@ Simulation::Simulation(SimulationConfig config, CostProvider& costs)
         network_.topology().gpus_per_host(), config_.hosts, config_.gpus_per_host));
   }
   stats_.gpus.resize(static_cast<size_t>(config_.hosts) * config_.gpus_per_host);
+  comm_time_.resize(stats_.gpus.size());
+  compute_time_.resize(stats_.gpus.size());
 }
 
 Simulation::~Simulation() = default;
@@ -190,6 +204,7 @@ void Simulation::note_host_time(Client& c, SimTime t) {
 
 StreamId Simulation::stream_for(ClientId id, Client& c, uint64_t stream, int device) {
   check_device(c, device);
+  c.info.used_gpu = true;
   if (stream == wire::kLegacyStreamBase + static_cast<uint64_t>(device)) {
     engine_.ensure_legacy_stream(id, stream, device);
     if (!c.stream_announced[stream] && trace_ != nullptr) {
@@ -494,6 +509,7 @@ void Simulation::apply(ClientId id, Client& c, const wire::RecordHeader& h,
     case wire::RecordType::kFree: {
       const auto m = read_exact<wire::MemOp>(body, "alloc/free");
       check_device(c, m.device);
+      c.info.used_gpu = true;
       GpuStats& g = stats_.gpus[global_gpu(c, m.device)];
       if (h.type == wire::RecordType::kAlloc) {
         if (!c.allocations.emplace(m.address, std::make_pair(m.device, m.bytes)).second) {
@@ -598,6 +614,18 @@ const RunStats& Simulation::finish() {
   stats_.late_collective_starts = collectives_.late_starts();
   stats_.communication = collectives_.stats();
   stats_.links = network_.link_stats();
+  for (Client& c : clients_) {
+    for (const auto& [label, k] : c.kernel_tally) {
+      KernelStats& total = stats_.kernels[c.kernels.at(label)];
+      total.count += k.count;
+      total.total += k.total;
+      total.source = k.source;
+    }
+  }
+  for (size_t g = 0; g < stats_.gpus.size(); ++g) {
+    stats_.gpus[g].communication = comm_time_[g].total();
+    stats_.gpus[g].exposed_communication = comm_time_[g].minus(compute_time_[g]);
+  }
   stats_.clients.clear();
   for (size_t i = 0; i < clients_.size(); ++i) {
     ClientInfo info = clients_[i].info;

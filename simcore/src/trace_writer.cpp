@@ -42,6 +42,25 @@ void TraceWriter::span(uint32_t pid, uint64_t tid, std::string_view name, std::s
              tid, n.dump(), c.dump(), micros(start), micros(end - start), args.dump());
 }
 
+std::string TraceWriter::quote(std::string_view s) {
+  return nlohmann::json(std::string(s)).dump();
+}
+
+void TraceWriter::op_span(uint32_t pid, uint64_t tid, std::string_view quoted_name,
+                          std::string_view category, SimTime start, SimTime end,
+                          std::string_view source, SimTime submitted, int gpu, uint64_t bytes) {
+  begin_event();
+  fmt::memory_buffer buf;
+  fmt::format_to(
+      std::back_inserter(buf),
+      R"({{"ph":"X","pid":{},"tid":{},"name":{},"cat":"{}","ts":{},"dur":{},"args":{{"source":"{}","submitted_us":{},"gpu":{})",
+      pid, tid, quoted_name, category, micros(start), micros(end - start), source,
+      micros(submitted), gpu);
+  if (bytes != 0) fmt::format_to(std::back_inserter(buf), R"(,"bytes":{})", bytes);
+  buf.append(std::string_view("}}"));
+  std::fwrite(buf.data(), 1, buf.size(), file_);
+}
+
 void TraceWriter::counter(uint32_t pid, std::string_view name, SimTime at,
                           const nlohmann::json& values) {
   begin_event();

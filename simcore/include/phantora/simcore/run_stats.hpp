@@ -21,12 +21,15 @@ struct ClientInfo {
   int local_rank = -1;
   SimTime host_clock;           // latest host clock the client reported
   std::string end = "running";  // "running", "exited" (said goodbye), "disconnected: <why>"
+  bool used_gpu = false;        // submitted GPU work or memory; other clients only asked questions
 };
 
 struct GpuStats {
   int64_t memory_in_use = 0;
   int64_t peak_memory = 0;
-  SimTime busy;  // sum of operation durations on this GPU
+  SimTime busy;                   // sum of operation durations on this GPU
+  SimTime communication;          // time with a collective in flight
+  SimTime exposed_communication;  // ... while no kernel ran: what overlap did not hide
 };
 
 struct KernelStats {

@@ -12,6 +12,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -22,6 +23,7 @@
 #include "phantora/simcore/collectives.hpp"
 #include "phantora/simcore/cost_provider.hpp"
 #include "phantora/simcore/engine.hpp"
+#include "phantora/simcore/interval_union.hpp"
 #include "phantora/simcore/run_stats.hpp"
 #include "phantora/simcore/trace_writer.hpp"
 
@@ -80,6 +82,13 @@ class Simulation {
   size_t connected_clients() const;
 
  private:
+  // Per-kernel totals of one client, by kernel id; named and merged across clients at the end.
+  struct KernelTally {
+    uint64_t count = 0;
+    SimTime total;
+    CostSource source = CostSource::kNone;
+    std::string quoted;  // the name as a JSON string, for the trace
+  };
   struct GraphNodeCost {
     SimTime cost;
     std::vector<uint32_t> deps;
@@ -87,6 +96,7 @@ class Simulation {
   struct Client {
     ClientInfo info;
     std::map<uint32_t, std::string> kernels;
+    std::unordered_map<uint32_t, KernelTally> kernel_tally;
     std::map<std::string, uint32_t> synthetic_labels;  // GEMM shapes and other library calls
     std::map<uint64_t, std::vector<wire::GraphNode>> graphs;
     std::map<uint64_t, std::pair<int, uint64_t>> allocations;  // address -> (device, bytes)
@@ -128,6 +138,9 @@ class Simulation {
   ClientId batch_client_ = 0;
   std::vector<wire::Reply>* batch_replies_ = nullptr;
   RunStats stats_;
+  // Per global GPU: when collectives and when computation ran, for exposed communication.
+  std::vector<IntervalUnion> comm_time_;
+  std::vector<IntervalUnion> compute_time_;
   bool finished_ = false;
 };
 

@@ -24,6 +24,12 @@ class TraceWriter {
   // A complete ("X") event on process `pid`, thread `tid`.
   void span(uint32_t pid, uint64_t tid, std::string_view name, std::string_view category,
             SimTime start, SimTime end, const nlohmann::json& args);
+  // The per-operation fast path: `quoted_name` is already a JSON string literal (quotes and
+  // escapes included), so the hot loop formats numbers only.
+  void op_span(uint32_t pid, uint64_t tid, std::string_view quoted_name, std::string_view category,
+               SimTime start, SimTime end, std::string_view source, SimTime submitted, int gpu,
+               uint64_t bytes);
+  static std::string quote(std::string_view s);
   // A counter ("C") event, e.g. memory in use on a GPU.
   void counter(uint32_t pid, std::string_view name, SimTime at, const nlohmann::json& values);
   void process_name(uint32_t pid, std::string_view name, int sort_index);
