@@ -463,6 +463,48 @@ void Collectives::finish_group(Group& g) {
                               OpDesc{OpKind::kCollective, end - start, CostSource::kNone, 0, 0});
 }
 
+std::optional<std::string> Collectives::overdue(std::chrono::steady_clock::time_point now,
+                                                std::chrono::seconds timeout) const {
+  auto check = [&](const Matched& m) -> std::optional<std::string> {
+    if (m.started || m.arrived == m.parts.size() || now - m.first_arrival < timeout)
+      return std::nullopt;
+    const Part* any = nullptr;
+    std::vector<std::string> present, absent;
+    for (size_t r = 0; r < m.parts.size(); ++r) {
+      if (m.parts[r] != nullptr) {
+        any = m.parts[r];
+        present.push_back(fmt::format("rank {} ({})", m.parts[r]->rank,
+                                      hooks_.describe(m.parts[r]->group->client)));
+      } else {
+        absent.push_back(is_p2p(any ? any->op.kind : wire::CollKind::kAllReduce)
+                             ? (r == 0 ? "the sender" : "the receiver")
+                             : fmt::format("rank {}", r));
+      }
+    }
+    if (any == nullptr) return std::nullopt;
+    return fmt::format("{}: {} waited, {} never arrived", describe_op(*m.comm, any->op, m.seq),
+                       fmt::join(present, ", "), fmt::join(absent, ", "));
+  };
+  auto each = [&](const Comm& comm) -> std::optional<std::string> {
+    for (const auto& [seq, m] : comm.pending) {
+      if (auto msg = check(*m)) return msg;
+    }
+    for (const auto& [key, queue] : comm.p2p) {
+      for (const auto& m : queue) {
+        if (auto msg = check(*m)) return msg;
+      }
+    }
+    return std::nullopt;
+  };
+  for (const auto& [uid, comm] : comms_by_uid_) {
+    if (auto msg = each(*comm)) return msg;
+  }
+  for (const auto& comm : split_comms_) {
+    if (auto msg = each(*comm)) return msg;
+  }
+  return std::nullopt;
+}
+
 std::vector<std::string> Collectives::waiting() const {
   std::vector<std::string> lines;
   auto describe_missing = [&](const Matched& m, const wire::CollectiveOp& op) {

@@ -164,7 +164,7 @@ std::string summary_table(const nlohmann::json& r) {
                                                    r["helper_processes"].size())));
   line("simulated time", human_time(r["simulated_time_s"].get<double>()));
   line("wall time", human_time(r["wall_time_s"].get<double>()));
-  line("slowdown (wall/simulated)", fmt::format("{:.1f}x", r["slowdown"].get<double>()));
+  line("slowdown (wall/simulated)", fmt::format("{:.3g}x", r["slowdown"].get<double>()));
   line("cpu time mode", r["cpu_time"].get<std::string>());
   std::string shares;
   for (const auto& [src, v] : r["gpu_time"]["by_source"].items()) {

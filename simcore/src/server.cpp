@@ -1,5 +1,8 @@
 #include "phantora/simcore/server.hpp"
 
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <deque>
 #include <vector>
 
@@ -162,6 +165,8 @@ Server::Server(asio::io_context& io, const std::filesystem::path& socket_path, S
     if (it == by_client_.end()) return;
     if (auto session = it->second.lock()) session->send_reply(r);
   });
+  sim_.set_failure_sink([this](const std::string& why) { fail(why); });
+  watch_timeouts();
   sim_.set_payload_sink(
       [this](ClientId client, uint64_t recvbuff, const std::vector<std::byte>& bytes) {
         auto it = by_client_.find(client);
@@ -169,6 +174,15 @@ Server::Server(asio::io_context& io, const std::filesystem::path& socket_path, S
         if (auto session = it->second.lock()) session->send_payload(recvbuff, bytes);
       });
   accept();
+}
+
+void Server::watch_timeouts() {
+  timeout_timer_ = std::make_unique<asio::steady_timer>(io_, std::chrono::seconds(1));
+  timeout_timer_->async_wait([this](boost::system::error_code ec) {
+    if (ec) return;
+    sim_.check_timeouts(std::chrono::steady_clock::now());
+    watch_timeouts();
+  });
 }
 
 void Server::bind_client(ClientId id, std::weak_ptr<Session> session) {
@@ -188,6 +202,16 @@ void Server::accept() {
   acceptor_.async_accept([this](boost::system::error_code ec, stream_protocol::socket socket) {
     if (ec) {
       if (ec != asio::error::operation_aborted) spdlog::warn("accept failed: {}", ec.message());
+      return;
+    }
+    // Only processes of the user who started the run may join it (the token is checked next).
+    ucred cred{};
+    socklen_t len = sizeof(cred);
+    if (getsockopt(socket.native_handle(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
+        cred.uid != getuid()) {
+      spdlog::warn("refused a connection from uid {} (the run belongs to uid {})", cred.uid,
+                   getuid());
+      accept();
       return;
     }
     auto session = std::make_shared<Session>(std::move(socket), *this);
@@ -212,6 +236,7 @@ void Server::shutdown(std::chrono::milliseconds grace, std::function<void()> don
   boost::system::error_code ignored;
   acceptor_.close(ignored);
   on_done_ = std::move(done);
+  if (timeout_timer_) timeout_timer_->cancel();
   grace_timer_ = std::make_unique<asio::steady_timer>(io_, grace);
   grace_timer_->async_wait([this](boost::system::error_code ec) {
     if (ec) return;

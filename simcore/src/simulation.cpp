@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 namespace phantora::sim {
@@ -601,6 +602,23 @@ void Simulation::disconnected(ClientId id, std::string_view why) {
   spdlog::warn("client {} (host {} pid {}) disconnected without saying goodbye: {}", id,
                c.info.host, c.info.pid, why);
   progress();
+  // A rank that used its GPU and vanished (killed, crashed, os._exit) leaves its peers waiting
+  // for collectives that can never complete: end the run and say who waits for what.
+  if (c.info.used_gpu && failure_sink_) {
+    std::string message = fmt::format("{} ended without saying goodbye ({})", describe(id), why);
+    const auto lines = waiting();
+    if (!lines.empty())
+      message += "; still waiting:\n  " + fmt::format("{}", fmt::join(lines, "\n  "));
+    failure_sink_(message);
+  }
+}
+
+void Simulation::check_timeouts(std::chrono::steady_clock::time_point now) {
+  if (!failure_sink_ || config_.collective_timeout.count() <= 0) return;
+  if (auto late = collectives_.overdue(now, config_.collective_timeout)) {
+    failure_sink_(
+        fmt::format("{} (--collective-timeout {} s)", *late, config_.collective_timeout.count()));
+  }
 }
 
 const RunStats& Simulation::finish() {

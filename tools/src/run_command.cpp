@@ -163,6 +163,7 @@ int run_command(const RunOptions& o) {
   config.token = random_token();
   config.trace_path = o.out / "trace.json";
   config.topology = cluster.topology;
+  config.collective_timeout = std::chrono::seconds(o.collective_timeout_s);
 
   kernels::CostModel cost_model(kernels::CostParams::builtin(), std::move(pinned));
   if (o.kernel_db) cost_model.set_database(kernels::load_kernel_db(*o.kernel_db, gpu.key));

@@ -21,6 +21,7 @@ struct RunOptions {
   double launch_latency_us = 4.0;
   double call_cost_us = 2.0;
   std::optional<int> timeout_s;
+  int collective_timeout_s = 300;
   bool quiet = false;
   std::vector<std::string> command;
 };

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <deque>
 #include <functional>
 #include <map>
@@ -72,6 +73,10 @@ class Collectives {
   // Human-readable lines for every operation still waiting for members; for deadlock and
   // timeout messages.
   std::vector<std::string> waiting() const;
+  // The first operation that some members reached more than `timeout` ago (wall clock) while
+  // others never arrived, described for an error message.
+  std::optional<std::string> overdue(std::chrono::steady_clock::time_point now,
+                                     std::chrono::seconds timeout) const;
   const CommStats& stats() const { return stats_; }
   uint64_t late_starts() const { return late_starts_; }
 
@@ -106,6 +111,7 @@ class Collectives {
     std::vector<net::TransferId> transfers;
     size_t transfers_left = 0;
     SimTime start;
+    std::chrono::steady_clock::time_point first_arrival = std::chrono::steady_clock::now();
   };
   struct Comm {
     uint64_t id = 0;

@@ -12,6 +12,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include "phantora/simcore/simulation.hpp"
 
@@ -39,6 +40,7 @@ class Server {
  private:
   void accept();
   void maybe_done();
+  void watch_timeouts();
 
   boost::asio::io_context& io_;
   boost::asio::local::stream_protocol::acceptor acceptor_;
@@ -49,6 +51,7 @@ class Server {
   bool failed_ = false;
   std::function<void()> on_done_;
   std::unique_ptr<boost::asio::steady_timer> grace_timer_;
+  std::unique_ptr<boost::asio::steady_timer> timeout_timer_;
 };
 
 }  // namespace phantora::sim

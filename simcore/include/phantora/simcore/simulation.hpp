@@ -45,6 +45,9 @@ struct SimulationConfig {
   SimTime launch_latency = SimTime::us(2);
   std::string token;
   std::filesystem::path trace_path;  // empty: no trace
+  // A collective whose members have not all arrived after this much wall-clock time ends the
+  // run (0: never).
+  std::chrono::seconds collective_timeout{300};
   // The cluster's network; null: the preset matching hosts, GPUs per host and GPU model.
   std::shared_ptr<const net::Topology> topology;
 };
@@ -65,6 +68,12 @@ class Simulation {
   void set_reply_sink(ReplySink sink) { sink_ = std::move(sink); }
   // Where the results of small collectives go (frames of their own, sent at once).
   void set_payload_sink(PayloadSink sink) { payload_sink_ = std::move(sink); }
+  // Told when the job cannot go on: a rank vanished, a collective timed out.
+  void set_failure_sink(std::function<void(const std::string&)> sink) {
+    failure_sink_ = std::move(sink);
+  }
+  // Called periodically by the server with the wall clock.
+  void check_timeouts(std::chrono::steady_clock::time_point now);
   // Decodes and applies one batch of records; requests that can be answered append a reply.
   void batch(ClientId client, std::span<const std::byte> payload,
              std::vector<wire::Reply>& replies);
@@ -135,6 +144,7 @@ class Simulation {
   std::vector<Client> clients_;
   ReplySink sink_;
   PayloadSink payload_sink_;
+  std::function<void(const std::string&)> failure_sink_;
   ClientId batch_client_ = 0;
   std::vector<wire::Reply>* batch_replies_ = nullptr;
   RunStats stats_;
