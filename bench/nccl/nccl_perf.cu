@@ -7,6 +7,11 @@
 //
 //   nvcc -cudart shared -o nccl_perf nccl_perf.cu -lnccl
 //   phantora run --hosts 4 --gpus-per-host 8 -- ./nccl_perf -b 64M -e 1G -o all_reduce,all_gather
+//
+// Operations (-o, comma-separated): all_reduce, all_gather, reduce_scatter, broadcast, reduce,
+// alltoall (grouped ncclSend/ncclRecv, as PyTorch issues it), alltoall_native (ncclAlltoAll),
+// sendrecv. Sizes are nccl-tests' S: the whole buffer (all_gather: the gathered array;
+// alltoall: a rank's whole send buffer).
 #include <cuda_runtime.h>
 #include <nccl.h>
 #include <unistd.h>
@@ -19,21 +24,21 @@
 #include <thread>
 #include <vector>
 
-#define CUDA_CHECK(x)                                                                      \
-  do {                                                                                     \
-    cudaError_t e_ = (x);                                                                  \
-    if (e_ != cudaSuccess) {                                                               \
+#define CUDA_CHECK(x)                                                                         \
+  do {                                                                                        \
+    cudaError_t e_ = (x);                                                                     \
+    if (e_ != cudaSuccess) {                                                                  \
       std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                        \
-    }                                                                                      \
+      std::exit(1);                                                                           \
+    }                                                                                         \
   } while (0)
-#define NCCL_CHECK(x)                                                                      \
-  do {                                                                                     \
-    ncclResult_t r_ = (x);                                                                 \
-    if (r_ != ncclSuccess) {                                                               \
+#define NCCL_CHECK(x)                                                                         \
+  do {                                                                                        \
+    ncclResult_t r_ = (x);                                                                    \
+    if (r_ != ncclSuccess) {                                                                  \
       std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, ncclGetErrorString(r_)); \
-      std::exit(1);                                                                        \
-    }                                                                                      \
+      std::exit(1);                                                                           \
+    }                                                                                         \
   } while (0)
 
 namespace {
@@ -42,10 +47,20 @@ size_t parse_size(const char* s) {
   char* end = nullptr;
   double v = std::strtod(s, &end);
   switch (*end) {
-    case 'K': case 'k': v *= 1024; break;
-    case 'M': case 'm': v *= 1024 * 1024; break;
-    case 'G': case 'g': v *= 1024.0 * 1024 * 1024; break;
-    default: break;
+    case 'K':
+    case 'k':
+      v *= 1024;
+      break;
+    case 'M':
+    case 'm':
+      v *= 1024 * 1024;
+      break;
+    case 'G':
+    case 'g':
+      v *= 1024.0 * 1024 * 1024;
+      break;
+    default:
+      break;
   }
   return static_cast<size_t>(v);
 }
@@ -57,13 +72,14 @@ struct Op {
   double busbw_factor(int n) const {
     const std::string s = name;
     if (s == "all_reduce") return 2.0 * (n - 1) / n;
-    if (s == "all_gather" || s == "reduce_scatter" || s == "alltoall") return double(n - 1) / n;
+    if (s == "all_gather" || s == "reduce_scatter" || s == "alltoall" || s == "alltoall_native")
+      return double(n - 1) / n;
     return 1.0;
   }
 };
 
-void issue(const std::string& op, void* send, void* recv, size_t bytes, int n, int rank, ncclComm_t comm,
-           cudaStream_t stream) {
+void issue(const std::string& op, void* send, void* recv, size_t bytes, int n, int rank,
+           ncclComm_t comm, cudaStream_t stream) {
   const size_t count = bytes / sizeof(float);
   if (op == "all_reduce") {
     NCCL_CHECK(ncclAllReduce(send, recv, count, ncclFloat, ncclSum, comm, stream));
@@ -79,9 +95,14 @@ void issue(const std::string& op, void* send, void* recv, size_t bytes, int n, i
     // Grouped send/recv, the way PyTorch's all_to_all_single issues it.
     const size_t per_peer = count / n;
     for (int p = 0; p < n; ++p) {
-      NCCL_CHECK(ncclSend(static_cast<float*>(send) + p * per_peer, per_peer, ncclFloat, p, comm, stream));
-      NCCL_CHECK(ncclRecv(static_cast<float*>(recv) + p * per_peer, per_peer, ncclFloat, p, comm, stream));
+      NCCL_CHECK(
+          ncclSend(static_cast<float*>(send) + p * per_peer, per_peer, ncclFloat, p, comm, stream));
+      NCCL_CHECK(
+          ncclRecv(static_cast<float*>(recv) + p * per_peer, per_peer, ncclFloat, p, comm, stream));
     }
+  } else if (op == "alltoall_native") {
+    // The same exchange as one ncclAlltoAll (NCCL 2.28+), count per peer.
+    NCCL_CHECK(ncclAlltoAll(send, recv, count / n, ncclFloat, comm, stream));
   } else if (op == "sendrecv") {
     NCCL_CHECK(ncclSend(send, count, ncclFloat, (rank + 1) % n, comm, stream));
     NCCL_CHECK(ncclRecv(recv, count, ncclFloat, (rank + n - 1) % n, comm, stream));
@@ -102,15 +123,31 @@ int main(int argc, char** argv) {
   int opt;
   while ((opt = getopt(argc, argv, "b:e:f:n:w:o:u:")) != -1) {
     switch (opt) {
-      case 'b': min_bytes = parse_size(optarg); break;
-      case 'e': max_bytes = parse_size(optarg); break;
-      case 'f': factor = std::atof(optarg); break;
-      case 'n': iters = std::atoi(optarg); break;
-      case 'w': warmup = std::atoi(optarg); break;
-      case 'o': ops = optarg; break;
-      case 'u': uid_file = optarg; break;
+      case 'b':
+        min_bytes = parse_size(optarg);
+        break;
+      case 'e':
+        max_bytes = parse_size(optarg);
+        break;
+      case 'f':
+        factor = std::atof(optarg);
+        break;
+      case 'n':
+        iters = std::atoi(optarg);
+        break;
+      case 'w':
+        warmup = std::atoi(optarg);
+        break;
+      case 'o':
+        ops = optarg;
+        break;
+      case 'u':
+        uid_file = optarg;
+        break;
       default:
-        std::fprintf(stderr, "usage: %s [-b min] [-e max] [-f factor] [-n iters] [-w warmup] [-o ops] [-u uid-file]\n",
+        std::fprintf(stderr,
+                     "usage: %s [-b min] [-e max] [-f factor] [-n iters] [-w warmup] [-o ops] [-u "
+                     "uid-file]\n",
                      argv[0]);
         return 2;
     }
@@ -160,17 +197,19 @@ int main(int argc, char** argv) {
     CUDA_CHECK(cudaMalloc(&recv[g], max_bytes));
   }
   if (host == 0) {
-    std::printf("# nccl_perf: %d hosts x %d GPUs = %d ranks, %d iterations after %d warm-up\n", hosts, gpus, n,
-                iters, warmup);
-    std::printf("%-15s %14s %12s %6s %12s %10s %10s\n", "# op", "size(B)", "count", "type", "time(us)",
-                "algbw(GB/s)", "busbw(GB/s)");
+    std::printf("# nccl_perf: %d hosts x %d GPUs = %d ranks, %d iterations after %d warm-up\n",
+                hosts, gpus, n, iters, warmup);
+    std::printf("%-15s %14s %12s %6s %12s %10s %10s\n", "# op", "size(B)", "count", "type",
+                "time(us)", "algbw(GB/s)", "busbw(GB/s)");
   }
   size_t start = 0;
   while (start < ops.size()) {
     const size_t comma = ops.find(',', start);
-    const std::string op = ops.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const std::string op =
+        ops.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     start = comma == std::string::npos ? ops.size() : comma + 1;
-    for (size_t bytes = min_bytes; bytes <= max_bytes; bytes = static_cast<size_t>(bytes * factor)) {
+    for (size_t bytes = min_bytes; bytes <= max_bytes;
+         bytes = static_cast<size_t>(bytes * factor)) {
       if (bytes / sizeof(float) < static_cast<size_t>(n)) continue;
       const size_t rounded = bytes / sizeof(float) / n * n * sizeof(float);
       cudaEvent_t begin, end;
@@ -180,7 +219,8 @@ int main(int argc, char** argv) {
       for (int it = -warmup; it < iters; ++it) {
         if (it == 0) CUDA_CHECK(cudaEventRecord(begin, streams[0]));
         NCCL_CHECK(ncclGroupStart());
-        for (int g = 0; g < gpus; ++g) issue(op, send[g], recv[g], rounded, n, host * gpus + g, comms[g], streams[g]);
+        for (int g = 0; g < gpus; ++g)
+          issue(op, send[g], recv[g], rounded, n, host * gpus + g, comms[g], streams[g]);
         NCCL_CHECK(ncclGroupEnd());
       }
       CUDA_CHECK(cudaEventRecord(end, streams[0]));
@@ -190,8 +230,9 @@ int main(int argc, char** argv) {
       const double us = ms * 1e3 / iters;
       const double algbw = rounded / (us * 1e-6) / 1e9;
       if (host == 0) {
-        std::printf("%-15s %14zu %12zu %6s %12.2f %10.2f %10.2f\n", op.c_str(), rounded, rounded / sizeof(float),
-                    "float", us, algbw, algbw * Op{op.c_str()}.busbw_factor(n));
+        std::printf("%-15s %14zu %12zu %6s %12.2f %10.2f %10.2f\n", op.c_str(), rounded,
+                    rounded / sizeof(float), "float", us, algbw,
+                    algbw * Op{op.c_str()}.busbw_factor(n));
       }
       CUDA_CHECK(cudaEventDestroy(begin));
       CUDA_CHECK(cudaEventDestroy(end));

@@ -121,6 +121,8 @@ cudaError_t stream_copy(void* dst, const void* src, uint64_t bytes, cudaMemcpyKi
   const bool pinned = kind == cudaMemcpyHostToDevice   ? is_pinned(src, bytes)
                       : kind == cudaMemcpyDeviceToHost ? is_pinned(dst, bytes)
                                                        : true;
+  // Large copies move (or zero-fill) real host memory in the shim: not the program's time.
+  if (bytes > ShadowStore::kMaxWrite / 16) Runtime::note_expensive();
   // The bytes the copy moves, as far as the shadow store knows them.
   auto move_shadow = [&] {
     if (kind == cudaMemcpyHostToDevice) ShadowStore::get().write(d, src, bytes);

@@ -86,6 +86,15 @@ void read_tuning(wire::CommInit& init) {
   init.max_channels = number("NCCL_MAX_NCHANNELS");
 }
 
+// An ncclCommSplit whose answer (the new rank and size) has not been read yet.
+struct PendingSplit {
+  uint64_t request;
+  ncclComm_t* out;
+  uint64_t handle;
+  int ordinal;
+  int device;
+};
+
 // ncclGroupStart/End: operations issued in between are launched together at the end, one
 // record per stream, and communicator inits in between do not block until the end.
 struct GroupState {
@@ -98,8 +107,16 @@ struct GroupState {
   };
   std::vector<Pending> ops;
   std::vector<uint64_t> init_requests;
+  std::vector<PendingSplit> splits;
 };
 thread_local GroupState t_group;
+
+void complete_split(const PendingSplit& p) {
+  const auto answer = Runtime::get().wait_reply(p.request);
+  // A negative rank: this rank passed NCCL_SPLIT_NOCOLOR and joins no communicator.
+  *p.out = answer.value0 < 0 ? nullptr : new ncclComm{p.handle,  answer.value1, answer.value0,
+                                                      p.ordinal, p.device,      false};
+}
 
 ncclResult_t send_ops(CUstream_st* s, const std::vector<wire::CollectiveOp>& ops,
                       const std::vector<std::vector<std::byte>>& payloads) {
@@ -109,6 +126,9 @@ ncclResult_t send_ops(CUstream_st* s, const std::vector<wire::CollectiveOp>& ops
                 "collective would have to be replayed with the graph)");
   }
   // Ops, then each op's attached send-buffer bytes in op order.
+  if (std::any_of(payloads.begin(), payloads.end(), [](const auto& p) { return !p.empty(); })) {
+    Runtime::note_expensive();
+  }
   std::vector<std::byte> tail(ops.size() * sizeof(wire::CollectiveOp));
   std::memcpy(tail.data(), ops.data(), tail.size());
   for (const auto& p : payloads) tail.insert(tail.end(), p.begin(), p.end());
@@ -128,6 +148,7 @@ std::vector<std::byte> attach_payload(const ncclComm& comm, wire::CollectiveOp& 
   const bool p2p = op.kind == wire::CollKind::kSend || op.kind == wire::CollKind::kRecv;
   const int n = p2p ? 1 : comm.nranks;
   if (!wire::op_carries_payload(op.kind, op.count, op.dtype, n)) return {};
+  Runtime::note_expensive();
   const bool root = comm.rank == op.peer;
   std::vector<std::byte> bytes(wire::op_send_bytes(op.kind, op.count, op.dtype, n, root));
   if (!bytes.empty()) ShadowStore::get().read(op.sendbuff, bytes.data(), bytes.size());
@@ -254,14 +275,16 @@ ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newc
   if (comm == nullptr || newcomm == nullptr)
     return fail(ncclInvalidArgument, "ncclCommSplit: null argument");
   wire::CommSplit split{comm->handle, g_next_comm++, color, key};
-  const auto answer = Runtime::get().wait_reply(
-      Runtime::get().send_request(wire::RecordType::kCommSplit, &split, sizeof(split)));
-  if (answer.value0 < 0) {
-    *newcomm = nullptr;  // NCCL_SPLIT_NOCOLOR
+  const uint64_t request =
+      Runtime::get().send_request(wire::RecordType::kCommSplit, &split, sizeof(split));
+  PendingSplit pending{request, newcomm, split.comm, comm->ordinal, comm->device};
+  // Inside a group (one thread splitting several ranks) the new communicator is ready at
+  // ncclGroupEnd, as NCCL specifies; its peers' splits may come later in the same group.
+  if (t_group.depth > 0) {
+    t_group.splits.push_back(pending);
     return ncclSuccess;
   }
-  *newcomm =
-      new ncclComm{split.comm, answer.value1, answer.value0, comm->ordinal, comm->device, false};
+  complete_split(pending);
   return ncclSuccess;
 }
 
@@ -404,6 +427,9 @@ ncclResult_t ncclGroupEnd() {
   const std::vector<uint64_t> inits = std::move(t_group.init_requests);
   t_group.init_requests.clear();
   for (uint64_t request : inits) Runtime::get().wait_reply(request);
+  const std::vector<PendingSplit> splits = std::move(t_group.splits);
+  t_group.splits.clear();
+  for (const PendingSplit& p : splits) complete_split(p);
   return result;
 }
 

@@ -69,6 +69,7 @@ struct ThreadClock {
   uint64_t calls = 0;
   int64_t entry_ns = -1;     // thread CPU time when the current (or last) call entered
   int64_t shim_cost_ns = 0;  // running estimate of the shim's CPU time per call
+  bool expensive = false;    // the current call's end is to be measured (note_expensive)
 };
 thread_local ThreadClock t_clock;
 
@@ -241,6 +242,7 @@ uint64_t Runtime::send_request(wire::RecordType type, const void* body, size_t s
 }
 
 Runtime::Answer Runtime::wait_reply(uint64_t id, bool advance) {
+  note_expensive();
   if (id == 0) return Answer{clock(), 0, 0};  // the process is exiting; nothing waits any more
   wire::Reply r;
   {
@@ -406,9 +408,20 @@ uint64_t Runtime::thread_call_count() {
   return t_clock.calls;
 }
 
+void Runtime::note_expensive() {
+  t_clock.expensive = true;
+}
+
 void Runtime::on_leave() {
   ThreadClock& t = t_clock;
   if (--t.depth > 0) return;
+  if (t.expensive && welcome_.cpu_time == wire::CpuTimeMode::kMeasured) {
+    // Next call's delta = its entry - (entry_ns + shim_cost_ns) = its entry - this exit.
+    t.entry_ns = thread_cpu_ns() - t.shim_cost_ns;
+    t.expensive = false;
+    return;
+  }
+  t.expensive = false;
   // Sampled calls: the 2nd, then every kSampleEvery-th (the 1st also connected to the daemon,
   // which later calls do not pay). Averaged with what was known, weight 1/4.
   if (welcome_.cpu_time != wire::CpuTimeMode::kMeasured || t.calls % kSampleEvery != 2) return;

@@ -75,6 +75,11 @@ class Runtime {
   // How many outermost intercepted calls this thread has made.
   static uint64_t thread_call_count();
 
+  // The current call does real work of its own (moves payload bytes, fills a large host buffer,
+  // waits for the daemon): its end is measured instead of estimated, so that none of it is
+  // charged to the program's host clock.
+  static void note_expensive();
+
   // Called by ApiCall.
   void on_enter();
   void on_leave();

@@ -320,11 +320,30 @@ void Collectives::try_start(Matched& m) {
   m.started = true;
   if (start < network_.now()) {
     // A member's stream reached the operation at a time the network has already simulated
-    // past (a rank that was not bounding the simulation, e.g. one that had not connected yet).
+    // past (a rank that was not bounding the simulation, e.g. one that had been idle).
     start = network_.now();
     late_starts_++;
   }
   m.start = start;
+  // The network may only take the operation once it has simulated everything before `start`
+  // (Simulation::progress calls start_due in time order).
+  scheduled_.emplace(start, &m);
+}
+
+SimTime Collectives::next_start() const {
+  return scheduled_.empty() ? SimTime::infinite() : scheduled_.begin()->first;
+}
+
+void Collectives::start_due(SimTime now) {
+  while (!scheduled_.empty() && scheduled_.begin()->first <= now) {
+    Matched& m = *scheduled_.begin()->second;
+    scheduled_.erase(scheduled_.begin());
+    launch(m);
+  }
+}
+
+void Collectives::launch(Matched& m) {
+  const SimTime start = m.start;
   const Part& first = *m.parts.front();
   const wire::CollectiveOp& op = first.op;
   const Bytes bytes(op.count * dtype_size(op.dtype));

@@ -259,10 +259,25 @@ SimTime Simulation::safe_time() const {
 }
 
 void Simulation::progress() {
+  run_network(false);
+}
+
+// Processes network completions and collective starts in time order, as far as causality
+// allows (or to the end when `drain`: nobody can submit anything any more). Equal times:
+// completions first, since what they release may start at that same time.
+void Simulation::run_network(bool drain) {
   for (;;) {
-    const SimTime next = network_.next_event_time();
-    if (next.is_infinite() || next > safe_time()) return;
-    collectives_.completed(network_.advance_to(next));
+    const SimTime done = network_.next_event_time();
+    const SimTime due = collectives_.next_start();
+    const SimTime next = std::min(done, due);
+    // Completions and starts release work that bounds the network anew: ask every time.
+    if (next.is_infinite() || (!drain && next > safe_time())) return;
+    if (done <= due) {
+      collectives_.completed(network_.advance_to(done));
+    } else {
+      collectives_.completed(network_.advance_to(due));
+      collectives_.start_due(due);
+    }
   }
 }
 
@@ -625,9 +640,7 @@ const RunStats& Simulation::finish() {
   if (finished_) return stats_;
   finished_ = true;
   // Nobody can submit anything any more: let the network finish what it carries.
-  while (!network_.next_event_time().is_infinite()) {
-    collectives_.completed(network_.advance_to(network_.next_event_time()));
-  }
+  run_network(true);
   stats_.unfinished = waiting();
   stats_.late_collective_starts = collectives_.late_starts();
   stats_.communication = collectives_.stats();

@@ -23,7 +23,8 @@ namespace phantora::wire {
 inline constexpr uint32_t kMagic = 0x50484e54;  // "PHNT"
 inline constexpr uint16_t kVersion = 1;
 inline constexpr size_t kTokenBytes = 32;
-inline constexpr size_t kMaxFrameBytes = 1u << 20;
+// Large enough for a group of small collectives with their payloads (kMaxPayloadBytes each).
+inline constexpr size_t kMaxFrameBytes = 64u << 20;
 inline constexpr int kMaxDevicesPerHost = 64;
 
 // kPayload: daemon -> client, the bytes a small collective wrote into one of the client's
@@ -345,7 +346,9 @@ struct CollectiveOp {
 // its send buffer's bytes and receives what NCCL would have written into its receive buffer.
 // Whether an operation does is decided from what every member knows alike, so that senders,
 // receivers and the daemon agree: the largest buffer any member sends or receives.
-inline constexpr uint64_t kMaxPayloadBytes = 1 << 20;
+// 64 KiB covers what frameworks exchange to steer control flow (shapes, sizes, flags, small
+// pickled objects) while keeping gradient-sized operations timing-only.
+inline constexpr uint64_t kMaxPayloadBytes = 64 << 10;
 
 inline uint64_t dtype_size(DataType t) {
   switch (t) {

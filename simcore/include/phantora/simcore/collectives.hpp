@@ -67,6 +67,10 @@ class Collectives {
 
   // From the engine: a group reached the head of its stream.
   void ready(ClientId client, StreamId stream, uint64_t token, SimTime at);
+  // The earliest time an operation whose members are all ready is due to start on the network
+  // (infinite: none). The caller advances the network to it first, then calls start_due.
+  SimTime next_start() const;
+  void start_due(SimTime now);
   // Network transfers that completed (from NetworkSimulator::advance_to).
   void completed(const std::vector<net::Completion>& done);
 
@@ -147,6 +151,7 @@ class Collectives {
   void match(Group& g, Part& part);
   void check_agreement(const Matched& m, const Part& part) const;
   void try_start(Matched& m);
+  void launch(Matched& m);
   void finish(Matched& m, SimTime end);
   void finish_group(Group& g);
   void deliver_payloads(const Matched& m);
@@ -162,6 +167,7 @@ class Collectives {
   std::map<std::pair<ClientId, uint64_t>, std::pair<Comm*, int>> handles_;
   std::map<uint64_t, std::unique_ptr<Group>> groups_;  // by token
   std::map<net::TransferId, Matched*> transfers_;
+  std::multimap<SimTime, Matched*> scheduled_;          // ready operations not yet on the network
   std::vector<std::unique_ptr<Matched>> finished_p2p_;  // kept until their groups finish
   CommStats stats_;
   uint64_t late_starts_ = 0;

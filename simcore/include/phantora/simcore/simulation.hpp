@@ -131,6 +131,7 @@ class Simulation {
   // starts before the returned time.
   SimTime safe_time() const;
   void progress();
+  void run_network(bool drain);
   std::string describe(ClientId id) const;
   int global_gpu(const Client& c, int device) const;
 

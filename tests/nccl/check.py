@@ -1,0 +1,495 @@
+#!/usr/bin/env python3
+"""NCCL under `phantora run`: one scenario per invocation, checked against closed forms.
+
+The reference model is shared/reference/hardware-and-nccl.md: nccl-tests' bus bandwidth
+(algbw = S / t, busbw = algbw x factor; NVIDIA/nccl-tests doc/PERFORMANCE.md) and NCCL's own
+cost model (NVIDIA/nccl src/graph/tuning.cc): time = latency + bytes / bandwidth, with the link
+figures NVLink 370.8 GB/s per H100 (18 x 20.6 GB/s, NCCL topo.h) and 48.5 GB/s per ConnectX-7
+(SimAI calbusbw.h). Every expectation is written out below with its maths, independently of
+netmodel's planner (the same closed forms as tests/netmodel/busbw_test.cpp, which checks the
+library; here the whole path is checked: program -> shim -> daemon -> netmodel -> CUDA events).
+
+Usage: check.py --phantora BIN --programs DIR --topologies DIR --work DIR <case>
+Python 3.11+ standard library only.
+"""
+
+import argparse
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+MIB = 1024 * 1024
+GIB = 1024 * MIB
+NVLINK = 370.8e9  # B/s per H100, per direction: 18 links x 20.6 GB/s (NCCL topo.h, SM90)
+NIC = 48.5e9  # B/s per ConnectX-7 NDR port, effective (SimAI calbusbw.h)
+NICS = 8 * NIC  # DGX H100: 8 compute NICs per host, one per GPU (rail-optimised)
+BUSBW_TOL = 0.05  # the issue's "within 5 %"
+
+ARGS = None
+FAILURES = []
+
+
+def check(cond, message):
+    if not cond:
+        FAILURES.append(message)
+        print(f"FAIL: {message}", file=sys.stderr)
+    else:
+        print(f"ok: {message}")
+    return cond
+
+
+def within(actual, expected, tol, what):
+    ok = actual is not None and expected > 0 and abs(actual - expected) <= tol * expected
+    dev = (actual - expected) / expected * 100 if actual is not None else math.nan
+    return check(ok, f"{what}: got {actual}, expected {expected:.3f} (+-{tol * 100:.0f}%, "
+                 f"off by {dev:+.2f}%)")
+
+
+class Run:
+    def __init__(self, proc, out_dir, wall):
+        self.rc = proc.returncode
+        self.stdout = proc.stdout
+        self.stderr = proc.stderr
+        self.out_dir = out_dir
+        self.wall = wall
+        self.report = None
+        path = os.path.join(out_dir, "report.json")
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                self.report = json.load(f)
+
+    def describe(self):
+        return f"rc={self.rc}\n--- stdout ---\n{self.stdout}\n--- stderr ---\n{self.stderr}"
+
+    def lines(self, key):
+        """Fields after `key` of every stdout line that starts with it."""
+        return [l.split()[1:] for l in self.stdout.splitlines() if l.split()[:1] == [key]]
+
+    def number(self, key):
+        v = self.lines(key)
+        check(len(v) == 1, f"one '{key}' line in the output (got {len(v)})")
+        return float(v[0][0]) if v else None
+
+    def spans(self):
+        """trace.json's collective spans."""
+        with open(os.path.join(self.out_dir, "trace.json"), encoding="utf-8") as f:
+            events = json.load(f)["traceEvents"]
+        return [e for e in events if e.get("ph") == "X" and e.get("cat") == "collective"]
+
+
+def run(name, command, flags=(), env=None, timeout=300, expect_ok=True):
+    """phantora run [flags] -- command, with the job's environment `env` added."""
+    work = os.path.join(ARGS.work, name)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    out = os.path.join(work, "out")
+    full_env = dict(os.environ)
+    for k in ("NCCL_ALGO", "NCCL_PROTO", "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS"):
+        full_env.pop(k, None)
+    full_env.update(env or {})
+    cmd = [ARGS.phantora, "run", "--out", out, *flags, "--", *command]
+    cmd = [c.replace("@WORK@", work) for c in cmd]
+    print("$", " ".join(f"{k}={v}" for k, v in (env or {}).items()), " ".join(cmd), flush=True)
+    start = time.monotonic()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=full_env)
+    except subprocess.TimeoutExpired as e:
+        proc = subprocess.CompletedProcess(cmd, -9, e.stdout or "", e.stderr or "")
+        if isinstance(proc.stdout, bytes):
+            proc.stdout, proc.stderr = proc.stdout.decode(), proc.stderr.decode()
+        check(False, f"{name}: phantora run did not end within {timeout} s")
+    r = Run(proc, out, time.monotonic() - start)
+    print(r.stdout)
+    if expect_ok and not check(r.rc == 0, f"{name}: phantora run exits 0"):
+        print(r.describe(), file=sys.stderr)
+    return r
+
+
+def prog(name):
+    return os.path.join(ARGS.programs, name)
+
+
+# ---------------------------------------------------------------------------------------------
+# Reference closed forms: time in us of one operation of nccl-tests' size S (bytes).
+# Notation: n ranks; NCCL's latency = base + steps x per-step latency (tuning.cc, values in the
+# reference: base Ring/Tree Simple 8.4, LL 6.6 (Ring) / 6.8 (Tree); per step NVLink Ring Simple
+# 3.4, LL 0.6, Tree Simple 4.0, LL 0.6; network Ring Simple 14.0, Tree Simple 14, Tree LL 5.0).
+# ---------------------------------------------------------------------------------------------
+
+REFERENCE = {
+    # 1 host x 8 H100 -------------------------------------------------------------------------
+    # NVLS all-reduce (NCCL's pick on one NVSwitch host for large sizes): each GPU sends its
+    # buffer to the switch and receives the reduced shares back, S (1 + 1/n) = 9/8 S per GPU
+    # port, at NVLS efficiency 0.85 on Hopper, plus NVLS's 25 us.
+    ("all_reduce", 1, "nvls"): lambda s: 25.0 + s * 9 / 8 / (0.85 * NVLINK) * 1e6,
+    # Ring Simple all-reduce: 2(n-1) = 14 steps of 3.4 us after the 8.4 us base (the reference's
+    # worked example: 56 us), each GPU link carries 2(n-1)/n S = 14/8 S.
+    ("all_reduce", 1, "ring"): lambda s: 8.4 + 14 * 3.4 + s * 14 / 8 / NVLINK * 1e6,
+    # Ring Simple all-gather / reduce-scatter: n-1 = 7 steps, (n-1)/n S per GPU link.
+    ("all_gather", 1, "ring"): lambda s: 8.4 + 7 * 3.4 + s * 7 / 8 / NVLINK * 1e6,
+    ("reduce_scatter", 1, "ring"): lambda s: 8.4 + 7 * 3.4 + s * 7 / 8 / NVLINK * 1e6,
+    # All-to-all, P = S / n per peer: each GPU sends 7 P over its NVLink port; one Simple step.
+    ("alltoall", 1, "p2p"): lambda s: 8.4 + 3.4 + 7 * (s / 8) / NVLINK * 1e6,
+    # 4 hosts x 8 H100 (n = 32) ---------------------------------------------------------------
+    # Ring Simple all-reduce: 2(n-1) = 62 steps, interSteps = 2(nNodes-1) = 6 over the network
+    # (14 us), 56 over NVLink (3.4 us), x1.4 "plateau" for multi-node Ring Simple on SM80+; the
+    # NICs bind: 8 per host carry 2(n-1)/n S = 62/32 S.
+    ("all_reduce", 4, "ring"): lambda s: (8.4 + 56 * 3.4 + 6 * 14.0) * 1.4 + s * 62 / 32 / NICS * 1e6,
+    # Tree Simple all-reduce (NCCL's double binary tree; at 1 GiB NCCL's tree correction factor
+    # is 1): each NIC carries 2 S / 8 (up and down) at Tree efficiency 0.92; latency
+    # 8.4 + 2((ppn-1) x 4.0 + log2(nNodes) x 14) = 8.4 + 2 (7 x 4.0 + 2 x 14).
+    ("all_reduce", 4, "tree"): lambda s: 8.4 + 2 * (7 * 4.0 + 2 * 14.0) + 2 * s / (0.92 * NICS) * 1e6,
+    # Ring Simple all-gather / reduce-scatter: n-1 = 31 steps, nNodes-1 = 3 over the network;
+    # the NICs carry (n-1)/n S = 31/32 S.
+    ("all_gather", 4, "ring"): lambda s: 8.4 + 28 * 3.4 + 3 * 14.0 + s * 31 / 32 / NICS * 1e6,
+    ("reduce_scatter", 4, "ring"): lambda s: 8.4 + 28 * 3.4 + 3 * 14.0 + s * 31 / 32 / NICS * 1e6,
+    # All-to-all, P = S / 32 per peer: with PXN a NIC carries what its host's 8 GPUs send to
+    # the 3 other hosts' GPUs on its rail, 24 P at 48.5 GB/s; one network Simple step (14 us).
+    ("alltoall", 4, "p2p"): lambda s: 8.4 + 14.0 + 24 * (s / 32) / NIC * 1e6,
+}
+
+
+def busbw_factor(op, n):
+    """nccl-tests PERFORMANCE.md."""
+    if op == "all_reduce":
+        return 2 * (n - 1) / n
+    if op in ("all_gather", "reduce_scatter", "alltoall"):
+        return (n - 1) / n
+    return 1.0
+
+
+def reference_busbw(op, hosts, algo, s):
+    n = 8 * hosts
+    t_us = REFERENCE[(op, hosts, algo)](s)
+    return s / (t_us * 1e-6) / 1e9 * busbw_factor(op, n)
+
+
+def perf_rows(r):
+    """nccl_perf's table: {(op, size): (time_us, algbw, busbw)}."""
+    rows = {}
+    for line in r.stdout.splitlines():
+        f = line.split()
+        if len(f) == 7 and not line.startswith("#"):
+            rows[(f[0], int(f[1]))] = (float(f[4]), float(f[5]), float(f[6]))
+    return rows
+
+
+def nccl_perf(name, hosts, ops, env, sizes="-b 64M -e 1G -f 4"):
+    uid = "@WORK@/uid"
+    return run(name, [prog("nccl_perf"), *sizes.split(), "-n", "3", "-w", "1", "-o", ",".join(ops),
+                      "-u", uid],
+               flags=["--hosts", str(hosts), "--gpus-per-host", "8", "--gpu", "h100",
+                      "--cpu-time", "zero"], env=env)
+
+
+RING_SIMPLE = {"NCCL_ALGO": "Ring", "NCCL_PROTO": "Simple"}
+TREE_SIMPLE = {"NCCL_ALGO": "Tree", "NCCL_PROTO": "Simple"}
+SIMPLE = {"NCCL_PROTO": "Simple"}
+
+
+def check_busbw(r, op, hosts, algo, label, perf_op=None, min_size=64 * MIB):
+    rows = perf_rows(r)
+    found = [(size, v) for (o, size), v in rows.items() if o == (perf_op or op) and size >= min_size]
+    check(len(found) > 0, f"{label}: nccl_perf printed {perf_op or op} rows >= {min_size} B")
+    for size, (_, _, busbw) in sorted(found):
+        within(busbw, reference_busbw(op, hosts, algo, size), BUSBW_TOL,
+               f"{label} {perf_op or op} busbw at {size // MIB} MiB (GB/s)")
+
+
+def case_busbw(hosts):
+    tag = f"{hosts}x8"
+    # NCCL's own choice on one host is NVLS for large all-reduces; all-to-all has no tuner.
+    r = nccl_perf(f"busbw_{tag}_default", hosts, ["all_reduce", "alltoall", "alltoall_native"], {})
+    if hosts == 1:
+        check_busbw(r, "all_reduce", 1, "nvls", f"{tag} default")
+    check_busbw(r, "alltoall", hosts, "p2p", f"{tag} grouped send/recv")
+    check_busbw(r, "alltoall", hosts, "p2p", f"{tag} ncclAlltoAll", perf_op="alltoall_native")
+    # NCCL_PROTO=Simple (the reference's ring all-gather/reduce-scatter assume it).
+    r = nccl_perf(f"busbw_{tag}_simple", hosts, ["all_gather", "reduce_scatter"], SIMPLE)
+    check_busbw(r, "all_gather", hosts, "ring", f"{tag} NCCL_PROTO=Simple")
+    check_busbw(r, "reduce_scatter", hosts, "ring", f"{tag} NCCL_PROTO=Simple")
+    # NCCL_ALGO=Ring NCCL_PROTO=Simple all-reduce.
+    r = nccl_perf(f"busbw_{tag}_ring", hosts, ["all_reduce"], RING_SIMPLE)
+    check_busbw(r, "all_reduce", hosts, "ring", f"{tag} NCCL_ALGO=Ring NCCL_PROTO=Simple")
+    if hosts == 4:
+        # NCCL_ALGO=Tree at 1 GiB, where NCCL's tree correction factor is 1.
+        r = nccl_perf(f"busbw_{tag}_tree", hosts, ["all_reduce"], TREE_SIMPLE, sizes="-b 1G -e 1G")
+        check_busbw(r, "all_reduce", hosts, "tree", f"{tag} NCCL_ALGO=Tree NCCL_PROTO=Simple",
+                    min_size=GIB)
+        for span in r.spans()[:1]:
+            check(span["args"].get("algorithm") == "Tree" and span["args"].get("protocol") == "Simple",
+                  f"trace.json: NCCL_ALGO=Tree/NCCL_PROTO=Simple honoured ({span['args']})")
+
+
+# Small messages: NCCL's latency model (tuning.cc) with the reference's constants; the
+# bandwidth term is < 1 % up to 1 KiB and a few % at 4 KiB.
+#  1x8, NCCL's choice: Ring LL, 6.6 + 2(n-1) x 0.6 = 6.6 + 14 x 0.6 = 15.0 us (Tree LL is
+#      6.8 + 2 x 7 x 0.6 = 15.2, NVLS 25).
+#  1x8, NCCL_ALGO=Ring NCCL_PROTO=Simple: 8.4 + 14 x 3.4 = 56.0 us (the reference's worked
+#      example).
+#  4x8, NCCL's choice: Tree LL, 6.8 + 2((ppn-1) x 0.6 + log2(nNodes) x 5.0)
+#      = 6.8 + 2 (7 x 0.6 + 2 x 5.0) = 35.2 us (Ring LL: 6.6 + 56 x max(0.6, 1.0 net overhead)
+#      + 6 x 2.7 = 78.8; Tree LL128 65.5; Ring LL128 144.4).
+LATENCY_US = {(1, "default"): 15.0, (1, "ring"): 8.4 + 14 * 3.4,
+              (4, "default"): 6.8 + 2 * (7 * 0.6 + 2 * 5.0)}
+
+
+def check_latency(rows, key, expected, label, op="all_reduce"):
+    found = sorted((size, v) for (o, size), v in rows.items() if o == op and size <= 4096)
+    check(len(found) >= 3, f"{label}: small {op} rows printed ({len(found)})")
+    for size, (t_us, _, _) in found:
+        within(t_us, expected, 0.05 if size <= 1024 else 0.10, f"{label} {op} time at {size} B (us)")
+
+
+def case_payload_sizes():
+    # Sizes around the 1 MiB limit up to which collectives carry real data (wire::
+    # kMaxPayloadBytes): every size must run, alone and as grouped send/recv all-to-all.
+    for hosts in (1, 4):
+        r = nccl_perf(f"payload_sizes_{hosts}x8", hosts, ["all_reduce", "alltoall", "alltoall_native"],
+                      {}, sizes="-b 256K -e 32M -f 2")
+        rows = perf_rows(r)
+        for op in ("all_reduce", "alltoall", "alltoall_native"):
+            got = sorted(size // 1024 for (o, size) in rows if o == op)
+            check(len(got) == 8, f"{hosts}x8 {op}: all 8 sizes 256 KiB..32 MiB ran (KiB: {got})")
+
+
+def case_latency(hosts):
+    tag = f"{hosts}x8"
+    # nccl_perf skips sizes under n floats: 32 B is the smallest on 8 ranks, 128 B on 32.
+    sizes = "-b 32 -e 4K -f 2"
+    r = nccl_perf(f"latency_{tag}_default", hosts, ["all_reduce"], {}, sizes=sizes)
+    check_latency(perf_rows(r), None, LATENCY_US[(hosts, "default")], f"{tag} default")
+    if hosts == 1:
+        r = nccl_perf(f"latency_{tag}_ring", hosts, ["all_reduce"], RING_SIMPLE, sizes=sizes)
+        check_latency(perf_rows(r), None, LATENCY_US[(1, "ring")], f"{tag} Ring/Simple")
+
+
+def two_comms(name, topology, phases, size="1G"):
+    return run(name, [prog("two_comms"), "-u", "@WORK@", "-s", size, "-n", "2", "-p", phases],
+               flags=["--topology", os.path.join(ARGS.topologies, topology), "--cpu-time", "zero"],
+               env=RING_SIMPLE)
+
+
+def case_contention_nic():
+    # shared_nic.toml: 2 hosts x 2 GPUs, one 48.5 GB/s NIC per host. Ring Simple all-reduce of
+    # S over 2 ranks (one per host): each edge carries 2(n-1)/n S = S, so each NIC direction
+    # moves S: alone t = lat + S / 48.5 GB/s; with the other communicator's ring on the same
+    # NICs, max-min gives each half: t = lat + 2 S / 48.5 GB/s. At 1 GiB lat (< 0.1 ms) is
+    # under 0.5 % of t.
+    r = two_comms("contention_nic", "shared_nic.toml", "alone,both")
+    s = GIB
+    alone, a, b = r.number("alone_us"), r.number("both_a_us"), r.number("both_b_us")
+    within(alone, s / NIC * 1e6, 0.02, "communicator A alone (us): S / 48.5 GB/s")
+    within(a, 2 * s / NIC * 1e6, 0.02, "communicator A sharing the NICs (us): 2 S / 48.5 GB/s")
+    within(b, 2 * s / NIC * 1e6, 0.02, "communicator B sharing the NICs (us): 2 S / 48.5 GB/s")
+    if alone and a:
+        within(a / alone, 2.0, BUSBW_TOL, "slow-down of A when B shares its NICs")
+
+
+def case_contention_spine():
+    # spine_Rto1.toml: 2 hosts, each under its own leaf, one spine; an uplink carries the leaf's
+    # NIC bandwidth / R. All traffic between the hosts crosses the spine: at 1:1 the NIC binds
+    # (t = lat + S / 48.5 GB/s), at 4:1 the uplink does (t = lat + S / (48.5 / 4) GB/s).
+    s = GIB
+    one = two_comms("contention_spine_1to1", "spine_1to1.toml", "alone").number("alone_us")
+    four = two_comms("contention_spine_4to1", "spine_4to1.toml", "alone").number("alone_us")
+    within(one, s / NIC * 1e6, 0.02, "1:1 spine, all-reduce (us): S / 48.5 GB/s")
+    within(four, 4 * s / NIC * 1e6, 0.02, "4:1 spine, all-reduce (us): 4 S / 48.5 GB/s")
+    if one and four:
+        within(four / one, 4.0, BUSBW_TOL, "slow-down by the oversubscription ratio")
+
+
+def case_mismatch(mode):
+    # 2 hosts x 1 GPU; collectives #0 and #1 agree, the last rank deviates at #2.
+    r = run(f"mismatch_{mode}", [prog("mismatch"), "-u", "@WORK@", "-m", mode],
+            flags=["--hosts", "2", "--gpus-per-host", "1", "--timeout", "60"], timeout=90,
+            expect_ok=False)
+    text = r.stderr + (r.report or {}).get("message", "")
+    check(r.rc not in (0, 124, -9), f"mismatch {mode}: the run fails (rc {r.rc}), not a timeout")
+    check(r.wall < 10, f"mismatch {mode}: ends within seconds (took {r.wall:.1f} s)")
+    check("collective #2" in text, f"mismatch {mode}: the message names collective #2")
+    check("rank 0" in text and "rank 1" in text, f"mismatch {mode}: the message names ranks 0 and 1")
+    expected = {"op": "ncclAllGather", "count": "count=2048", "dtype": "dtype=",
+                "redop": "op=", "root": "root=1"}[mode]
+    check(expected in text, f"mismatch {mode}: the message shows the disagreement ({expected})")
+    check(r.report is not None and r.report.get("status") == "failed",
+          f"mismatch {mode}: report.json status failed")
+    print(text)
+
+
+def case_mismatch_control():
+    r = run("mismatch_none", [prog("mismatch"), "-u", "@WORK@", "-m", "none"],
+            flags=["--hosts", "2", "--gpus-per-host", "1", "--timeout", "60"], timeout=90)
+    check(len(r.lines("rank")) == 2, "control: both ranks finish")
+
+
+def case_absent():
+    # The last rank never calls collective #2; --timeout 5 ends the run (rc 124).
+    r = run("absent", [prog("mismatch"), "-u", "@WORK@", "-m", "absent"],
+            flags=["--hosts", "2", "--gpus-per-host", "1", "--timeout", "5"], timeout=60,
+            expect_ok=False)
+    check(r.rc == 124, f"absent rank: --timeout ends the run with 124 (rc {r.rc})")
+    check(r.wall < 15, f"absent rank: stopped soon after the 5 s timeout (took {r.wall:.1f} s)")
+    check(r.report is not None and r.report.get("status") == "failed", "absent: report.json failed")
+
+
+def case_crash():
+    # The last rank aborts instead of calling collective #2 while rank 0 waits in it. design.md
+    # (Faults): a rank that crashes ends the run within seconds with a message, never a hang.
+    # No --timeout here: the run must end by itself.
+    r = run("rank_crash", [prog("mismatch"), "-u", "@WORK@", "-m", "crash"],
+            flags=["--hosts", "2", "--gpus-per-host", "1"], timeout=60, expect_ok=False)
+    check(r.rc not in (0, -9), f"crashed rank: the run fails (rc {r.rc})")
+    check(r.wall < 15, f"crashed rank: the run ends within seconds (took {r.wall:.1f} s)")
+    text = r.stderr + (r.report or {}).get("message", "")
+    check("host 1" in text, "crashed rank: the message names host 1")
+
+
+def span_clusters(spans):
+    """Collective spans grouped by start time, in order."""
+    by_ts = {}
+    for s in spans:
+        by_ts.setdefault(round(s["ts"], 3), []).append(s)
+    return [by_ts[k] for k in sorted(by_ts)]
+
+
+def case_comm_init_all():
+    # One process, 4 GPUs, ncclCommInitAll; every operation timed alone (64 MiB).
+    r = run("comm_init_all", [prog("comm_api"), "ops"],
+            flags=["--hosts", "1", "--gpus-per-host", "4", "--cpu-time", "zero"], timeout=120)
+    names = [("allreduce", "ncclAllReduce"), ("broadcast", "ncclBroadcast"),
+             ("reduce", "ncclReduce"), ("allgather", "ncclAllGather"),
+             ("sendrecv", "nccl group (2 ops)")]
+    if r.rc != 0:
+        return
+    clusters = span_clusters(r.spans())
+    check(len(clusters) == len(names), f"trace.json: {len(names)} collectives ({len(clusters)})")
+    s = 64 * MIB
+    total_spans = sum(len(c) for c in clusters)
+    check(r.report["op_counts"].get("collective") == total_spans,
+          f"report.json op_counts.collective = {total_spans} trace spans "
+          f"({r.report['op_counts'].get('collective')})")
+    for (key, span_name), cluster in zip(names, clusters):
+        t = r.number(f"{key}_us")
+        check(len(cluster) == 4 and all(c["name"] == span_name for c in cluster),
+              f"{key}: 4 spans named {span_name} ({[c['name'] for c in cluster]})")
+        dur = max(c["dur"] for c in cluster)
+        check(t is not None and abs(t - dur) <= 0.01 + 1e-6 * dur,
+              f"{key}: the program's event time {t} us = the trace span {dur} us")
+        args = cluster[0]["args"]
+        if key == "sendrecv":
+            # One flow per GPU over NVLink: S / 370.8 GB/s plus a Simple step.
+            within(t, 8.4 + 3.4 + s / NVLINK * 1e6, 0.05, "send/recv ring 64 MiB (us)")
+            continue
+        check(all(k in args for k in ("algorithm", "protocol", "busbw_GBps")),
+              f"{key}: span args carry algorithm/protocol/busbw ({args})")
+        n, op_s = 4, s if key != "allgather" else s // 4 * 4
+        factor = {"allreduce": 2 * (n - 1) / n, "allgather": (n - 1) / n}.get(key, 1.0)
+        if "busbw_GBps" in args and t:
+            within(args["busbw_GBps"], op_s / (t * 1e-6) / 1e9 * factor, 0.01,
+                   f"{key}: span busbw = S / t x factor")
+        if key in ("broadcast", "reduce"):
+            # A chain from/to the root: every edge carries S over NVLink; the root's position
+            # must not matter: S / 370.8 GB/s plus at most ~60 us of latency.
+            check(t is not None and s / NVLINK * 1e6 <= t <= s / NVLINK * 1e6 + 60,
+                  f"{key} with root: {t} us within [S/NVLink, +60 us]")
+
+
+def check_split(r, label):
+    got = {int(f[0]): (int(f[1]), int(f[2])) for f in r.lines("split")}
+    # colour = rank % 2 (rank 3: NOCOLOR), key = -rank: colour 0 = {2, 0} in that order.
+    want = {0: (1, 2), 1: (0, 1), 2: (0, 2), 3: (-1, 0)}
+    check(got == want, f"{label}: new ranks and sizes {got} = {want}")
+
+
+def case_comm_split():
+    r = run("comm_split", [os.path.join(ARGS.programs, "per_gpu_launch.sh"), prog("split_ranks"),
+                           "-u", "@WORK@"],
+            flags=["--hosts", "1", "--gpus-per-host", "4", "--cpu-time", "zero"], timeout=120)
+    check_split(r, "split, one process per GPU")
+    ar = {int(f[0]): (int(f[1]), float(f[2])) for f in r.lines("split_allreduce")}
+    check(sorted(ar) == [0, 1], f"each colour all-reduced ({ar})")
+    if r.rc == 0 and 0 in ar:
+        spans = [s for s in r.spans() if s["args"].get("ranks") == 2]
+        check(len(spans) == 2, f"two spans of the 2-rank communicator ({len(spans)})")
+        if spans:
+            check(abs(spans[0]["dur"] - ar[0][1]) <= 0.01,
+                  f"split all-reduce: event time {ar[0][1]} = span {spans[0]['dur']}")
+
+
+def case_comm_split_grouped():
+    # One process splits all 4 ranks inside ncclGroupStart/End (as NCCL requires).
+    r = run("comm_split_grouped", [prog("comm_api"), "split_group"],
+            flags=["--hosts", "1", "--gpus-per-host", "4", "--cpu-time", "zero", "--timeout", "20"],
+            timeout=60)
+    check_split(r, "grouped split in one process")
+
+
+def case_done_means():
+    # rank_bench (one process per GPU, bf16, grouped send/recv all-to-all) on 4 x 8 H100.
+    launch = os.path.join(ARGS.programs, "per_gpu_launch.sh")
+    flags = ["--hosts", "4", "--gpus-per-host", "8", "--gpu", "h100", "--cpu-time", "zero"]
+    r = run("done_means_large", [launch, prog("rank_bench"), "-u", "@WORK@", "-b", "64M", "-e", "1G",
+                                 "-n", "2", "-w", "1"], flags=flags, env=RING_SIMPLE, timeout=600)
+    names = {"allreduce": "all_reduce", "allgather": "all_gather",
+             "reducescatter": "reduce_scatter", "alltoall": "alltoall"}
+    results = r.lines("result")
+    check(len(results) == 20, f"20 results (4 ops x 5 sizes), got {len(results)}")
+    for op, size, t, algbw, busbw in results:
+        key = names[op]
+        within(float(busbw), reference_busbw(key, 4, "p2p" if key == "alltoall" else "ring",
+                                             float(size)),
+               BUSBW_TOL, f"rank_bench 4x8 {op} busbw at {int(size) // MIB} MiB (GB/s)")
+    r = run("done_means_small", [launch, prog("rank_bench"), "-u", "@WORK@", "-b", "8", "-e", "4K",
+                                 "-o", "allreduce", "-n", "3", "-w", "1"], flags=flags, timeout=600)
+    results = r.lines("result")
+    check(len(results) == 10, f"10 small all-reduce results, got {len(results)}")
+    for op, size, t, _, _ in results:
+        within(float(t), LATENCY_US[(4, "default")], 0.05 if int(size) <= 1024 else 0.10,
+               f"rank_bench 4x8 all-reduce at {size} B (us): Tree LL latency")
+
+
+CASES = {
+    "busbw_1x8": lambda: case_busbw(1),
+    "busbw_4x8": lambda: case_busbw(4),
+    "latency_1x8": lambda: case_latency(1),
+    "payload_sizes": case_payload_sizes,
+    "latency_4x8": lambda: case_latency(4),
+    "contention_nic": case_contention_nic,
+    "contention_spine": case_contention_spine,
+    **{f"mismatch_{m}": (lambda m=m: case_mismatch(m))
+       for m in ("op", "count", "dtype", "redop", "root")},
+    "mismatch_none": case_mismatch_control,
+    "absent_timeout": case_absent,
+    "rank_crash": case_crash,
+    "comm_init_all": case_comm_init_all,
+    "comm_split": case_comm_split,
+    "comm_split_grouped": case_comm_split_grouped,
+    "done_means_4x8": case_done_means,
+}
+
+
+def main():
+    global ARGS
+    p = argparse.ArgumentParser()
+    p.add_argument("--phantora", required=True)
+    p.add_argument("--programs", required=True)
+    p.add_argument("--topologies", required=True)
+    p.add_argument("--work", required=True)
+    p.add_argument("case", choices=sorted(CASES))
+    ARGS = p.parse_args()
+    os.makedirs(ARGS.work, exist_ok=True)
+    CASES[ARGS.case]()
+    if FAILURES:
+        print(f"{len(FAILURES)} check(s) failed in {ARGS.case}", file=sys.stderr)
+        return 1
+    print(f"{ARGS.case}: all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
