@@ -178,10 +178,7 @@ cudaError_t stream_memset(void* dst, int value, uint64_t bytes, CUstream_st* str
   return cudaSuccess;
 }
 
-}  // namespace phantora::shim
-
-namespace {
-
+// Device allocation and release, shared by cudaMalloc and the stream-ordered allocator.
 cudaError_t device_malloc(void** ptr, size_t size) {
   if (ptr == nullptr) return set_error(cudaErrorInvalidValue);
   ensure_capacity_known();
@@ -207,6 +204,10 @@ cudaError_t device_free(void* ptr) {
   send_memop(wire::RecordType::kFree, owner->base, 0, owner->device);
   return cudaSuccess;
 }
+
+}  // namespace phantora::shim
+
+namespace {
 
 cudaError_t cudaMemcpyAsync_impl(bool pt, void* dst, const void* src, size_t count,
                                  cudaMemcpyKind kind, cudaStream_t stream) {
@@ -308,22 +309,6 @@ cudaError_t cudaMemset2DAsync_impl(bool pt, void* dst, size_t pitch, int value, 
                                    size_t height, cudaStream_t stream) {
   ApiCall call;
   return memset_2d(pt, dst, pitch, value, width, height, stream);
-}
-
-cudaError_t cudaMallocAsync_impl(bool, void** ptr, size_t size, cudaStream_t) {
-  ApiCall call;
-  return device_malloc(ptr, size);
-}
-
-cudaError_t cudaFreeAsync_impl(bool, void* ptr, cudaStream_t) {
-  ApiCall call;
-  return device_free(ptr);
-}
-
-cudaError_t cudaMallocFromPoolAsync_impl(bool, void** ptr, size_t size, cudaMemPool_t,
-                                         cudaStream_t) {
-  ApiCall call;
-  return device_malloc(ptr, size);
 }
 
 cudaError_t symbol_copy(const void* symbol, size_t offset, void* host, size_t count,
@@ -560,12 +545,6 @@ PHANTORA_DEFINE_PT(cudaMemset2DAsync, _ptsz,
                    (void* dst, size_t pitch, int value, size_t width, size_t height,
                     cudaStream_t stream),
                    (dst, pitch, value, width, height, stream))
-PHANTORA_DEFINE_PT(cudaMallocAsync, _ptsz, (void** ptr, size_t size, cudaStream_t stream),
-                   (ptr, size, stream))
-PHANTORA_DEFINE_PT(cudaFreeAsync, _ptsz, (void* ptr, cudaStream_t stream), (ptr, stream))
-PHANTORA_DEFINE_PT(cudaMallocFromPoolAsync, _ptsz,
-                   (void** ptr, size_t size, cudaMemPool_t pool, cudaStream_t stream),
-                   (ptr, size, pool, stream))
 PHANTORA_DEFINE_PT(cudaMemcpyToSymbol, _ptds,
                    (const void* symbol, const void* src, size_t count, size_t offset,
                     cudaMemcpyKind kind),

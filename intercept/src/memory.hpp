@@ -17,6 +17,12 @@ unsigned pinned_flags(const void* ptr);
 // A copy of `bytes` on `stream`. `host_waits`: the host blocks until the copy completes.
 cudaError_t stream_copy(void* dst, const void* src, uint64_t bytes, cudaMemcpyKind kind,
                         CUstream_st* stream, bool host_waits_for_sync_kinds, bool async_call);
+// Allocates on the current device against its capacity and tells the daemon; returns
+// cudaErrorMemoryAllocation past the capacity.
+cudaError_t device_malloc(void** ptr, size_t size);
+// Releases an address device_malloc returned; cudaErrorInvalidValue for anything else.
+cudaError_t device_free(void* ptr);
+
 cudaError_t stream_memset(void* dst, int value, uint64_t bytes, CUstream_st* stream);
 
 }  // namespace phantora::shim

@@ -343,6 +343,23 @@ def case_oom():
     check_eq(gpus.get(1, {}).get("peak_memory_bytes"), 0, "peak memory of GPU 1")
 
 
+def case_mempool():
+    r = run("mempool", "mempool", flags=zero("--gpus-per-host", "1"))
+    mib = 1 << 20
+    total = h100()["device"]["total_global_mem"]
+    check_eq(r.value("default_is_current"), "1", "the default pool is the device's current pool")
+    check_eq(int(r.value("threshold") or -1), 1 << 30, "release threshold reads back")
+    check_eq(int(r.value("used_two") or -1), 96 * mib, "64 MiB async + 32 MiB from the pool")
+    check_eq(int(r.value("device_used") or -1), 96 * mib, "they count against the device")
+    check_eq(int(r.value("used_after_free") or -1), 32 * mib, "cudaFreeAsync returns 64 MiB")
+    check_eq(int(r.value("high") or -1), 96 * mib, "the high-water mark stays")
+    check_eq(r.value("over_capacity"), "cudaErrorMemoryAllocation", f"{total} B on top of 32 MiB")
+    check_eq(int(r.value("own_pool_used") or -1), 16 * mib, "a created pool set as current")
+    check_eq(r.value("destroy_default"), "cudaErrorInvalidValue", "the default pool cannot be destroyed")
+    gpus = gpu_table(r)
+    check_eq(gpus.get(0, {}).get("peak_memory_bytes"), 96 * mib, "peak memory of GPU 0")
+
+
 def case_graph():
     # Graph: g_a(10) -> {g_b(30)} and {g_c(20) -> g_c(20)} -> g_d(5).
     # Paths: a+b+d = 45; a+c+c+d = 55 (longest). The sum of all nodes would be 85.
