@@ -1,23 +1,33 @@
 #!/usr/bin/env bash
-# Creates the cached PyTorch environment the PyTorch examples and tests use: a virtual
-# environment outside the repository ($PHANTORA_TORCH_VENV, default
-# ~/.cache/phantora/torch-venv) with the stock CUDA build of PyTorch from PyPI. Several GB on
-# first use; reused afterwards. Nothing of it is ever committed.
+# Creates the cached PyTorch environments the PyTorch examples and tests use, outside the
+# repository (nothing of them is ever committed):
+#   $PHANTORA_TORCH_VENV       (default ~/.cache/phantora/torch-venv): the newest torch on PyPI
+#                              (its wheel uses the CUDA 13 runtime);
+#   $PHANTORA_TORCH_CU12_VENV  (default ~/.cache/phantora/torch-cu12-venv): torch 2.8.0, whose
+#                              wheel uses the CUDA 12 runtime, so both majors are tested.
+# Several GB each on first use; reused afterwards. PHANTORA_SKIP_TORCH_CU12=1 skips the second.
 set -euo pipefail
-VENV=${PHANTORA_TORCH_VENV:-$HOME/.cache/phantora/torch-venv}
-TORCH_SPEC=${PHANTORA_TORCH_SPEC:-torch}
-if [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c "import torch" >/dev/null 2>&1; then
-  echo "setup-torch: using $VENV (torch $("$VENV/bin/python" -c 'import torch; print(torch.__version__)'))"
-  exit 0
+
+install_venv() {
+  local venv=$1 spec=$2
+  if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c "import torch" >/dev/null 2>&1; then
+    echo "setup-torch: using $venv (torch $("$venv/bin/python" -c 'import torch; print(torch.__version__)'))"
+    return
+  fi
+  echo "setup-torch: installing $spec into $venv (several GB, first time only)"
+  if ! python3 -c "import ensurepip, venv" >/dev/null 2>&1; then
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq python3-venv >/dev/null
+  fi
+  mkdir -p "$(dirname "$venv")"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --upgrade pip
+  "$venv/bin/pip" install -q "$spec" numpy
+  "$venv/bin/python" -c "import torch; print('setup-torch: torch', torch.__version__, 'CUDA', torch.version.cuda)"
+}
+
+install_venv "${PHANTORA_TORCH_VENV:-$HOME/.cache/phantora/torch-venv}" "${PHANTORA_TORCH_SPEC:-torch}"
+if [ "${PHANTORA_SKIP_TORCH_CU12:-0}" != 1 ]; then
+  install_venv "${PHANTORA_TORCH_CU12_VENV:-$HOME/.cache/phantora/torch-cu12-venv}" "torch==2.8.0"
 fi
-echo "setup-torch: installing $TORCH_SPEC into $VENV (several GB, first time only)"
-if ! python3 -m venv --help >/dev/null 2>&1 || ! python3 -c "import ensurepip" >/dev/null 2>&1; then
-  SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-venv >/dev/null
-fi
-mkdir -p "$(dirname "$VENV")"
-python3 -m venv "$VENV"
-"$VENV/bin/pip" install -q --upgrade pip
-"$VENV/bin/pip" install -q "$TORCH_SPEC" numpy
-"$VENV/bin/python" -c "import torch; print('setup-torch: torch', torch.__version__, 'CUDA', torch.version.cuda)"
