@@ -3,7 +3,7 @@
 #
 #   scripts/fuzz.sh build                      configure and build them with clang (-j2)
 #   scripts/fuzz.sh run [SECONDS] [NAME...]    build, then fuzz each for SECONDS (default 60)
-#   scripts/fuzz.sh smoke BINDIR WORKDIR NAME  replay NAME's seeds and fuzz 3 s (the ctest)
+#   scripts/fuzz.sh smoke BINDIR WORKDIR NAME  replay NAME's seeds, no mutation (the ctest)
 #
 # NAME: protocol, topology, kernel_times, kernel_db_csv (default: all). The build goes to
 # $PHANTORA_FUZZ_BUILD (default build-fuzz); corpora grow in $PHANTORA_FUZZ_BUILD/corpus/NAME
@@ -35,7 +35,9 @@ fuzz() {
   while read -r s; do
     if [[ -f $s ]]; then cp "$s" "$work/corpus/$name/"; else inputs+=("$s"); fi
   done < <(seeds "$name")
-  "$bindir/fuzz_$name" -max_total_time="$seconds" -rss_limit_mb=4096 -timeout=20 \
+  local limit=(-max_total_time="$seconds")
+  [[ $seconds -gt 0 ]] || limit=(-runs=0)  # replay the inputs only: deterministic
+  "$bindir/fuzz_$name" "${limit[@]}" -rss_limit_mb=4096 -timeout=20 \
     -print_final_stats=1 -artifact_prefix="$work/findings/$name/" "${inputs[@]}"
 }
 
@@ -51,7 +53,7 @@ case ${1:-run} in
     build_fuzzers
     ;;
   smoke)
-    fuzz "$2" "$3" "$4" 3
+    fuzz "$2" "$3" "$4" 0
     ;;
   run)
     seconds=${2:-60}

@@ -9,40 +9,15 @@
 namespace phantora::shim {
 namespace {
 
-const char* type_token(wire::DataType t) {
-  switch (t) {
-    case wire::DataType::kF64:
-      return "f64";
-    case wire::DataType::kF32:
-      return "f32";
-    case wire::DataType::kTF32:
-      return "tf32";
-    case wire::DataType::kF16:
-      return "f16";
-    case wire::DataType::kBF16:
-      return "bf16";
-    case wire::DataType::kFP8E4M3:
-      return "f8e4m3";
-    case wire::DataType::kFP8E5M2:
-      return "f8e5m2";
-    case wire::DataType::kI8:
-      return "i8";
-    case wire::DataType::kI32:
-      return "i32";
-    default:
-      return "other";
-  }
-}
-
 // While a stream captures, a GEMM becomes a kernel node: wire::GraphNode has no GEMM kind, so
 // the node carries a synthetic kernel whose name states the shape and whose grid is the number
 // of 128 x 128 output tiles. The daemon costs it like any kernel it knows only by its launch
 // (docs/pytorch.md, "GEMMs in CUDA graphs").
 void capture_gemm(CUstream_st* stream, const wire::Gemm& g) {
-  const std::string name = "phantora_captured_gemm(m=" + std::to_string(g.m) +
-                           ",n=" + std::to_string(g.n) + ",k=" + std::to_string(g.k) +
-                           ",batch=" + std::to_string(g.batch) + ",a=" + type_token(g.a_type) +
-                           ",compute=" + type_token(g.compute_type) + ")";
+  const std::string name =
+      "phantora_captured_gemm(m=" + std::to_string(g.m) + ",n=" + std::to_string(g.n) +
+      ",k=" + std::to_string(g.k) + ",batch=" + std::to_string(g.batch) +
+      ",a=" + wire::dtype_name(g.a_type) + ",compute=" + wire::dtype_name(g.compute_type) + ")";
   const auto tiles = [](int64_t v) {
     return static_cast<uint32_t>(std::clamp<int64_t>((v + 127) / 128, 1, 1 << 30));
   };

@@ -27,7 +27,10 @@ constexpr int kIdleFlushMs = 5;
 
 // How long a process may submit no GPU work, while its main thread neither runs nor waits to
 // run, before it counts as waiting outside CUDA.
-constexpr int64_t kIdleAfterNs = 50'000'000;
+// Long enough that a rank pausing on its own (a short sleep, a slow Python step) keeps bounding
+// the simulation — its later work may start early in simulated time — and short enough that
+// waits for other ranks (TCPStore, Gloo) cost little real time.
+constexpr int64_t kIdleAfterNs = 2'000'000'000;
 // Share of that time the main thread may have been on (or queued for) a CPU and still count
 // as waiting; above it, the process is computing and keeps bounding the simulation.
 constexpr double kIdleBusyShare = 0.2;

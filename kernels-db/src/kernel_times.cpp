@@ -72,6 +72,12 @@ KernelTimes KernelTimes::from_csv_text(std::string_view text, std::string_view s
       throw fail(fmt::format("duration of '{}' is not finite ({})", kernel, duration_text));
     }
     if (us < 0) throw fail(fmt::format("duration of '{}' is negative ({})", kernel, us));
+    // One hour per kernel is far beyond any real kernel and far inside what SimTime holds.
+    constexpr double kMaxUs = 3600e6;
+    if (us > kMaxUs) {
+      throw fail(fmt::format("duration of '{}' is {} us, more than an hour: not a kernel time",
+                             kernel, us));
+    }
 
     const auto [it, inserted] = line_of.emplace(kernel, line_no);
     if (!inserted) {

@@ -72,8 +72,8 @@ std::string c_string(const char* s, size_t n) {
 
 }  // namespace
 
-Collectives::Collectives(Engine& engine, net::NetworkSimulator& network, Hooks hooks)
-    : engine_(engine), network_(network), hooks_(std::move(hooks)) {}
+Collectives::Collectives(Engine& engine, net::NetworkSimulator& network, int max_ranks, Hooks hooks)
+    : engine_(engine), network_(network), max_ranks_(max_ranks), hooks_(std::move(hooks)) {}
 
 std::pair<Collectives::Comm*, int> Collectives::lookup(ClientId client, uint64_t handle) {
   auto it = handles_.find({client, handle});
@@ -109,9 +109,10 @@ void Collectives::comm_init(ClientId client, uint64_t request, SimTime host_time
                             const wire::CommInit& init) {
   std::array<uint8_t, wire::kUniqueIdBytes> uid;
   std::memcpy(uid.data(), init.unique_id, uid.size());
-  if (init.nranks < 1 || init.rank < 0 || init.rank >= init.nranks) {
-    throw CollectiveError(fmt::format("{} called ncclCommInitRank with rank {} of {}",
-                                      hooks_.describe(client), init.rank, init.nranks));
+  if (init.nranks < 1 || init.nranks > max_ranks_ || init.rank < 0 || init.rank >= init.nranks) {
+    throw CollectiveError(
+        fmt::format("{} called ncclCommInitRank with rank {} of {} (the cluster has {} GPUs)",
+                    hooks_.describe(client), init.rank, init.nranks, max_ranks_));
   }
   auto& slot = comms_by_uid_[uid];
   if (!slot) {

@@ -10,31 +10,6 @@
 namespace phantora::sim {
 namespace {
 
-const char* to_string(wire::DataType t) {
-  switch (t) {
-    case wire::DataType::kF64:
-      return "f64";
-    case wire::DataType::kF32:
-      return "f32";
-    case wire::DataType::kTF32:
-      return "tf32";
-    case wire::DataType::kF16:
-      return "f16";
-    case wire::DataType::kBF16:
-      return "bf16";
-    case wire::DataType::kFP8E4M3:
-      return "fp8e4m3";
-    case wire::DataType::kFP8E5M2:
-      return "fp8e5m2";
-    case wire::DataType::kI8:
-      return "i8";
-    case wire::DataType::kI32:
-      return "i32";
-    default:
-      return "?";
-  }
-}
-
 template <typename T>
 T read_body(std::span<const std::byte> body, std::string_view what) {
   if (body.size() < sizeof(T)) {
@@ -120,7 +95,7 @@ Simulation::Simulation(SimulationConfig config, CostProvider& costs)
                                 : net::Topology::for_cluster(config_.hosts, config_.gpus_per_host,
                                                              config_.gpu_name)),
       collectives_(
-          engine_, network_,
+          engine_, network_, config_.hosts * config_.gpus_per_host,
           Collectives::Hooks{
               [this](ClientId c, uint64_t request, SimTime t, int32_t v0, int32_t v1) {
                 reply(c, request, t, v0, v1);
@@ -303,6 +278,7 @@ std::vector<std::string> Simulation::waiting() const {
 void Simulation::reply(ClientId client, uint64_t request, SimTime time, int32_t v0, int32_t v1) {
   Client& c = clients_.at(client);
   c.outstanding--;
+  c.idle = false;  // released: it runs again, and bounds the network from its new clock
   const wire::Reply r{request, time.as_ps(), wire::ReplyStatus::kOk, v0, v1, 0};
   if (batch_replies_ != nullptr && batch_client_ == client) {
     batch_replies_->push_back(r);
@@ -329,9 +305,10 @@ void Simulation::await(ClientId id, const wire::RecordHeader& h, std::string wha
 // GEMMs are named by the canonical signature the cost model looked them up by (the key of the
 // kernel database), so the report's top-kernel table says exactly which shape to measure.
 uint32_t Simulation::gemm_label(Client& c, const wire::Gemm& g, const std::string& signature) {
-  const std::string name = !signature.empty() ? signature
-                                              : fmt::format("gemm {}x{}x{} batch {} {}", g.m, g.n,
-                                                            g.k, g.batch, to_string(g.a_type));
+  const std::string name = !signature.empty()
+                               ? signature
+                               : fmt::format("gemm {}x{}x{} batch {} {}", g.m, g.n, g.k, g.batch,
+                                             wire::dtype_name(g.a_type));
   auto it = c.synthetic_labels.find(name);
   if (it != c.synthetic_labels.end()) return it->second;
   // Synthetic labels count down from the top so they never meet the shim's kernel ids.

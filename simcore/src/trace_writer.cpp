@@ -37,9 +37,11 @@ void TraceWriter::span(uint32_t pid, uint64_t tid, std::string_view name, std::s
   begin_event();
   nlohmann::json n = std::string(name);
   nlohmann::json c = std::string(category);
-  fmt::print(file_,
-             R"({{"ph":"X","pid":{},"tid":{},"name":{},"cat":{},"ts":{},"dur":{},"args":{}}})", pid,
-             tid, n.dump(), c.dump(), micros(start), micros(end - start), args.dump());
+  fmt::print(
+      file_, R"({{"ph":"X","pid":{},"tid":{},"name":{},"cat":{},"ts":{},"dur":{},"args":{}}})", pid,
+      tid, n.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+      c.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), micros(start),
+      micros(end - start), args.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 std::string TraceWriter::quote(std::string_view s) {
@@ -65,15 +67,16 @@ void TraceWriter::counter(uint32_t pid, std::string_view name, SimTime at,
                           const nlohmann::json& values) {
   begin_event();
   nlohmann::json n = std::string(name);
-  fmt::print(file_, R"({{"ph":"C","pid":{},"name":{},"ts":{},"args":{}}})", pid, n.dump(),
-             micros(at), values.dump());
+  fmt::print(file_, R"({{"ph":"C","pid":{},"name":{},"ts":{},"args":{}}})", pid,
+             n.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), micros(at),
+             values.dump());
 }
 
 void TraceWriter::process_name(uint32_t pid, std::string_view name, int sort_index) {
   nlohmann::json n = std::string(name);
   begin_event();
   fmt::print(file_, R"({{"ph":"M","pid":{},"name":"process_name","args":{{"name":{}}}}})", pid,
-             n.dump());
+             n.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   begin_event();
   fmt::print(file_,
              R"({{"ph":"M","pid":{},"name":"process_sort_index","args":{{"sort_index":{}}}}})", pid,
@@ -84,7 +87,7 @@ void TraceWriter::thread_name(uint32_t pid, uint64_t tid, std::string_view name,
   nlohmann::json n = std::string(name);
   begin_event();
   fmt::print(file_, R"({{"ph":"M","pid":{},"tid":{},"name":"thread_name","args":{{"name":{}}}}})",
-             pid, tid, n.dump());
+             pid, tid, n.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   begin_event();
   fmt::print(
       file_,

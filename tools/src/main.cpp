@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include <fmt/format.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
@@ -14,7 +15,9 @@ using phantora::tools::RunOptions;
 
 int main(int argc, char** argv) {
   CLI::App app{"phantora: run unmodified GPU programs on a simulated GPU cluster"};
-  app.require_subcommand(1);
+  // At most one subcommand; anything else on the line is named in the error ("fly" in
+  // `phantora fly` is "not expected", not a missing subcommand).
+  app.require_subcommand(0, 1);
   std::string log_level = "warn";
   app.add_option("--log-level", log_level, "Daemon log level: trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}));
@@ -49,8 +52,17 @@ int main(int argc, char** argv) {
       ->add_option("--call-cost-us", run.call_cost_us,
                    "Host time charged per GPU-work API call (measured and model modes)")
       ->capture_default_str();
-  run_cmd->add_option("--timeout", run.timeout_s,
-                      "Stop the run after this many wall-clock seconds");
+  run_cmd->add_option("--kernel-db", run.kernel_db,
+                      "Kernel database (SQLite, `phantora db`) to take measured costs from; the "
+                      "signatures the run had to model are added to its `missing` table");
+  run_cmd->add_option("--timeout", run.timeout_s, "Stop the run after this many wall-clock seconds")
+      ->check(CLI::PositiveNumber);
+  run_cmd
+      ->add_option("--collective-timeout", run.collective_timeout_s,
+                   "End the run when some ranks have waited this many wall-clock seconds for a "
+                   "collective that others never called (0: never)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   run_cmd->add_flag("--quiet,-q", run.quiet, "Print no banner or summary");
   run_cmd->add_option("command", run.command, "The command to run, after --")->required();
 
@@ -58,6 +70,12 @@ int main(int argc, char** argv) {
   phantora::tools::DbCommand db_cmd(app);
 
   CLI11_PARSE(app, argc, argv);
+  if (app.get_subcommands().empty()) {
+    fmt::print(stderr, "phantora: error: name a subcommand: run, gpus or db (phantora --help)\n");
+    return 2;
+  }
+  // The daemon's messages go to stderr: stdout belongs to the job.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("phantora"));
   spdlog::set_level(spdlog::level::from_str(log_level));
   spdlog::set_pattern("phantora: %l: %v");
 

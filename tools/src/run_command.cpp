@@ -150,6 +150,9 @@ int run_command(const RunOptions& o) {
   kernels::KernelTimes pinned;
   if (o.kernel_times) pinned = kernels::KernelTimes::from_csv(*o.kernel_times);
   const std::filesystem::path shim = find_shim();
+  kernels::CostModel cost_model(kernels::CostParams::builtin(), std::move(pinned));
+  if (o.kernel_db) cost_model.set_database(kernels::load_kernel_db(*o.kernel_db, gpu.key));
+  // Only now that the input is known to be good does anything get written.
   std::filesystem::create_directories(o.out);
 
   sim::SimulationConfig config;
@@ -165,8 +168,6 @@ int run_command(const RunOptions& o) {
   config.topology = cluster.topology;
   config.collective_timeout = std::chrono::seconds(o.collective_timeout_s);
 
-  kernels::CostModel cost_model(kernels::CostParams::builtin(), std::move(pinned));
-  if (o.kernel_db) cost_model.set_database(kernels::load_kernel_db(*o.kernel_db, gpu.key));
   sim::KernelsCostProvider costs(std::move(cost_model), gpu);
   sim::Simulation simulation(config, costs);
   RunDirectory run_dir;

@@ -350,6 +350,41 @@ struct CollectiveOp {
 // pickled objects) while keeping gradient-sized operations timing-only.
 inline constexpr uint64_t kMaxPayloadBytes = 64 << 10;
 
+// The names kernels-db signatures use (f16, bf16, f8e4m3, ...).
+inline const char* dtype_name(DataType t) {
+  switch (t) {
+    case DataType::kF64:
+      return "f64";
+    case DataType::kF32:
+      return "f32";
+    case DataType::kTF32:
+      return "tf32";
+    case DataType::kF16:
+      return "f16";
+    case DataType::kBF16:
+      return "bf16";
+    case DataType::kFP8E4M3:
+      return "f8e4m3";
+    case DataType::kFP8E5M2:
+      return "f8e5m2";
+    case DataType::kI8:
+      return "i8";
+    case DataType::kI32:
+      return "i32";
+    case DataType::kU8:
+      return "u8";
+    case DataType::kI64:
+      return "i64";
+    case DataType::kU32:
+      return "u32";
+    case DataType::kU64:
+      return "u64";
+    case DataType::kUnknown:
+      return "unknown";
+  }
+  return "unknown";
+}
+
 inline uint64_t dtype_size(DataType t) {
   switch (t) {
     case DataType::kF64:

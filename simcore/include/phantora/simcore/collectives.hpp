@@ -54,7 +54,8 @@ class Collectives {
     std::function<void(ClientId, uint64_t recvbuff, const std::vector<std::byte>& bytes)> deliver;
   };
 
-  Collectives(Engine& engine, net::NetworkSimulator& network, Hooks hooks);
+  // `max_ranks`: the cluster's GPUs; no communicator can be larger.
+  Collectives(Engine& engine, net::NetworkSimulator& network, int max_ranks, Hooks hooks);
 
   void comm_init(ClientId client, uint64_t request, SimTime host_time, const wire::CommInit& init);
   void comm_split(ClientId client, uint64_t request, SimTime host_time,
@@ -159,6 +160,7 @@ class Collectives {
 
   Engine& engine_;
   net::NetworkSimulator& network_;
+  int max_ranks_;
   Hooks hooks_;
   uint64_t next_comm_ = 1;
   uint64_t next_token_ = 1;
