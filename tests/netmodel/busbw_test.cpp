@@ -100,6 +100,11 @@ const Case kCases[] = {
      [](double p) { return 8.4 + 14.0 + 24 * p / 48.5e9 * 1e6; }},
 };
 
+// Test names carry the case's name; without this gtest would print the struct's raw bytes.
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.name;
+}
+
 class BusBandwidth : public ::testing::TestWithParam<Case> {};
 
 TEST_P(BusBandwidth, WithinFivePercentOfTheReferenceModel) {
