@@ -417,22 +417,22 @@ void Collectives::finish(Matched& m, SimTime end) {
     if (g.parts.size() == 1) g.args = args;
     groups.push_back(&g);
   }
-  // The operation is done with: drop it from its communicator's queues.
+  // The operation is done with: take it out of its communicator's queues, keeping it alive
+  // (`m` is part of it) until its groups have finished.
   Comm& comm = *m.comm;
+  std::unique_ptr<Matched> done;
   if (is_p2p(op.kind)) {
     auto& queue = comm.p2p[{m.parts[0]->rank, m.parts[1]->rank}];
     auto it =
         std::find_if(queue.begin(), queue.end(), [&](const auto& q) { return q.get() == &m; });
-    if (it != queue.end()) {
-      finished_p2p_.push_back(std::move(*it));
-      queue.erase(it);
-    }
+    done = std::move(*it);
+    queue.erase(it);
+  } else {
+    done = std::move(comm.pending.extract(m.seq).mapped());
   }
   for (Group* g : groups) {
     if (--g->open == 0) finish_group(*g);
   }
-  if (!is_p2p(op.kind)) comm.pending.erase(m.seq);
-  finished_p2p_.clear();
 }
 
 // Small operations carry their members' send buffers; each receiver gets the bytes NCCL would

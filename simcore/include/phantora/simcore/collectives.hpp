@@ -170,7 +170,6 @@ class Collectives {
   std::map<uint64_t, std::unique_ptr<Group>> groups_;  // by token
   std::map<net::TransferId, Matched*> transfers_;
   std::multimap<SimTime, Matched*> scheduled_;          // ready operations not yet on the network
-  std::vector<std::unique_ptr<Matched>> finished_p2p_;  // kept until their groups finish
   CommStats stats_;
   uint64_t late_starts_ = 0;
 };
