@@ -166,6 +166,7 @@ void Runtime::connect_locked() {
   hello.pid = getpid();
   hello.global_rank = env_int("RANK", -1);
   hello.local_rank = env_int("LOCAL_RANK", -1);
+  hello.world_size = env_int("WORLD_SIZE", -1);
   try {
     send_frame_locked(wire::FrameType::kHello, &hello, sizeof(hello));
   } catch (const std::exception& e) {

@@ -132,6 +132,14 @@ wire::Welcome Simulation::hello(const wire::Hello& h) {
     throw ProtocolError(
         fmt::format("client claims host {}, but the cluster has {} hosts", h.host, config_.hosts));
   }
+  if (h.world_size > 0 && h.global_rank >= 0) {
+    if (h.global_rank >= h.world_size) {
+      throw ProtocolError(
+          fmt::format("client says it is rank {} of {}", h.global_rank, h.world_size));
+    }
+    expected_ranks_ = std::max(expected_ranks_, h.world_size);
+    ranks_seen_.insert(h.global_rank);
+  }
   const auto id = static_cast<ClientId>(clients_.size());
   Client& c = clients_.emplace_back();
   c.info = ClientInfo{id, h.host, h.pid, h.global_rank, h.local_rank, SimTime::zero(), "running"};
@@ -223,6 +231,10 @@ void Simulation::batch(ClientId id, std::span<const std::byte> payload,
 }
 
 SimTime Simulation::safe_time() const {
+  // A launcher said how many ranks the job has (WORLD_SIZE): until all of them have connected,
+  // one that has not may still submit work from time zero, so the network must not move.
+  if (expected_ranks_ > 0 && ranks_seen_.size() < static_cast<size_t>(expected_ranks_))
+    return SimTime::zero();
   SimTime safe = SimTime::infinite();
   for (const Client& c : clients_) {
     // A client blocked in a call cannot submit until the simulation answers it, and it is

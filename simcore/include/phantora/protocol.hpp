@@ -53,6 +53,7 @@ struct Hello {
   int32_t pid = 0;
   int32_t global_rank = -1;  // RANK from the environment where a launcher set it, else -1
   int32_t local_rank = -1;   // LOCAL_RANK likewise
+  int32_t world_size = -1;   // WORLD_SIZE likewise: how many ranks the daemon is to expect
 };
 
 // Figures of one simulated GPU model, sent to every client at connection so that the shim can

@@ -169,7 +169,7 @@ class Collectives {
   std::map<std::pair<ClientId, uint64_t>, std::pair<Comm*, int>> handles_;
   std::map<uint64_t, std::unique_ptr<Group>> groups_;  // by token
   std::map<net::TransferId, Matched*> transfers_;
-  std::multimap<SimTime, Matched*> scheduled_;          // ready operations not yet on the network
+  std::multimap<SimTime, Matched*> scheduled_;  // ready operations not yet on the network
   CommStats stats_;
   uint64_t late_starts_ = 0;
 };

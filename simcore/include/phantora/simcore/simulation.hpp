@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -144,6 +145,8 @@ class Simulation {
   Collectives collectives_;
   std::vector<Client> clients_;
   ReplySink sink_;
+  int expected_ranks_ = 0;    // WORLD_SIZE announced by the launcher, 0: unknown
+  std::set<int> ranks_seen_;  // RANKs that have connected
   PayloadSink payload_sink_;
   std::function<void(const std::string&)> failure_sink_;
   ClientId batch_client_ = 0;
