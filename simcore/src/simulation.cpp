@@ -618,6 +618,16 @@ void Simulation::disconnected(ClientId id, std::string_view why) {
 }
 
 void Simulation::check_timeouts(std::chrono::steady_clock::time_point now) {
+  // Waiting for announced ranks must not hang a job in which some never use a GPU: after
+  // kRankWait without a new one, the network goes on with those it has.
+  constexpr auto kRankWait = std::chrono::seconds(10);
+  if (expected_ranks_ > 0 && ranks_seen_.size() < static_cast<size_t>(expected_ranks_) &&
+      now - last_rank_joined_ > kRankWait) {
+    spdlog::warn("{} of {} announced ranks (WORLD_SIZE) connected; going on without the others",
+                 ranks_seen_.size(), expected_ranks_);
+    expected_ranks_ = 0;
+    progress();
+  }
   if (!failure_sink_ || config_.collective_timeout.count() <= 0) return;
   if (auto late = collectives_.overdue(now, config_.collective_timeout)) {
     failure_sink_(

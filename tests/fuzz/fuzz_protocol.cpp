@@ -5,8 +5,8 @@
 // Input: byte 0 chooses how many clients (1-4) say a valid hello first (client i: host i % 2,
 // rank i, on a 2 x 2 cluster). Then a sequence of commands, each one byte
 //   (client << 4) | kind;  kind 0: a batch, u16 length + bytes;  1: bye, 8 bytes of host time;
-//   2: the connection drops;  3: a hello, 48 bytes (its token replaced by the run's when the
-//   first byte is odd, so that hosts, pids and ranks are fuzzed too).
+//   2: the connection drops;  3: a hello, sizeof(wire::Hello) bytes (its token replaced by the
+//   run's when the first byte is odd, so that hosts, pids and ranks are fuzzed too).
 // A ProtocolError or CollectiveError closes that client's connection, as the server does;
 // anything else that escapes (another exception, a sanitizer report, a crash) is a finding.
 #include <cstddef>
@@ -36,7 +36,9 @@ class ConstantCosts : public sim::CostProvider {
     return {SimTime::ns(500 + static_cast<int64_t>(bytes % 1000)), sim::CostSource::kDefault};
   }
   sim::Cost memset(uint64_t) override { return {SimTime::us(1), sim::CostSource::kDefault}; }
-  sim::Cost gemm(const wire::Gemm&) override { return {SimTime::us(20), sim::CostSource::kDefault}; }
+  sim::Cost gemm(const wire::Gemm&) override {
+    return {SimTime::us(20), sim::CostSource::kDefault};
+  }
 };
 
 constexpr char kToken[] = "0123456789abcdef0123456789abcdef";

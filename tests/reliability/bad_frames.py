@@ -27,9 +27,9 @@ def frame(ftype, payload, magic=MAGIC, version=VERSION, length=None):
 
 
 def hello(token=TOKEN, host=0, size=None):
-    # Hello: char token[32], int32 host, pid, global_rank, local_rank (48 bytes); rank -1 so
-    # that the report does not take these connections for ranks of the job.
-    body = token.ljust(32, b"\0")[:32] + struct.pack("<iiii", host, os.getpid(), -1, -1)
+    # wire::Hello: char token[32], int32 host, pid, global_rank, local_rank, world_size (52
+    # bytes); rank -1 so that the report does not take these connections for ranks of the job.
+    body = token.ljust(32, b"\0")[:32] + struct.pack("<iiiii", host, os.getpid(), -1, -1, -1)
     return frame(HELLO, body if size is None else body[:size])
 
 

@@ -147,6 +147,7 @@ class Simulation {
   ReplySink sink_;
   int expected_ranks_ = 0;    // WORLD_SIZE announced by the launcher, 0: unknown
   std::set<int> ranks_seen_;  // RANKs that have connected
+  std::chrono::steady_clock::time_point last_rank_joined_ = std::chrono::steady_clock::now();
   PayloadSink payload_sink_;
   std::function<void(const std::string&)> failure_sink_;
   ClientId batch_client_ = 0;
