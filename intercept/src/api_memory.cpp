@@ -106,7 +106,7 @@ unsigned pinned_flags(const void* ptr) {
 }
 
 cudaError_t stream_copy(void* dst, const void* src, uint64_t bytes, cudaMemcpyKind kind,
-                        CUstream_st* stream, bool sync_api, bool /*async_call*/) {
+                        CUstream_st* stream, bool sync_api) {
   if (bytes == 0) return cudaSuccess;
   if (dst == nullptr || src == nullptr) return set_error(cudaErrorInvalidValue);
   if (kind == cudaMemcpyDefault) kind = infer_kind(dst, src);
@@ -212,13 +212,13 @@ namespace {
 cudaError_t cudaMemcpyAsync_impl(bool pt, void* dst, const void* src, size_t count,
                                  cudaMemcpyKind kind, cudaStream_t stream) {
   ApiCall call;
-  return stream_copy(dst, src, count, kind, resolve_stream(stream, pt), false, true);
+  return stream_copy(dst, src, count, kind, resolve_stream(stream, pt), false);
 }
 
 cudaError_t cudaMemcpy_impl(bool pt, void* dst, const void* src, size_t count,
                             cudaMemcpyKind kind) {
   ApiCall call;
-  return stream_copy(dst, src, count, kind, resolve_stream(nullptr, pt), true, false);
+  return stream_copy(dst, src, count, kind, resolve_stream(nullptr, pt), true);
 }
 
 // 2D copies move `height` rows of `width` bytes; the simulated cost is that of width*height
@@ -319,9 +319,8 @@ cudaError_t symbol_copy(const void* symbol, size_t offset, void* host, size_t co
   if (offset + count > sym->size) return set_error(cudaErrorInvalidValue);
   auto* dev = reinterpret_cast<void*>(sym->address + offset);
   if (kind == cudaMemcpyDefault) kind = to_symbol ? infer_kind(dev, host) : infer_kind(host, dev);
-  return to_symbol
-             ? stream_copy(dev, host, count, kind, resolve_stream(stream, pt), sync_api, !sync_api)
-             : stream_copy(host, dev, count, kind, resolve_stream(stream, pt), sync_api, !sync_api);
+  return to_symbol ? stream_copy(dev, host, count, kind, resolve_stream(stream, pt), sync_api)
+                   : stream_copy(host, dev, count, kind, resolve_stream(stream, pt), sync_api);
 }
 
 cudaError_t cudaMemcpyToSymbol_impl(bool pt, const void* symbol, const void* src, size_t count,

@@ -14,9 +14,10 @@ void add_pinned(void* ptr, uint64_t bytes, unsigned flags);
 bool remove_pinned(void* ptr);
 unsigned pinned_flags(const void* ptr);
 
-// A copy of `bytes` on `stream`. `host_waits`: the host blocks until the copy completes.
+// A copy of `bytes` on `stream`. `sync_api`: called as cudaMemcpy (not ...Async), which blocks
+// the host for copies to or from it (CUDA's synchronisation rules; see the definition).
 cudaError_t stream_copy(void* dst, const void* src, uint64_t bytes, cudaMemcpyKind kind,
-                        CUstream_st* stream, bool host_waits_for_sync_kinds, bool async_call);
+                        CUstream_st* stream, bool sync_api);
 // Allocates on the current device against its capacity and tells the daemon; returns
 // cudaErrorMemoryAllocation past the capacity.
 cudaError_t device_malloc(void** ptr, size_t size);
