@@ -22,8 +22,22 @@ ShadowStore::Page* ShadowStore::page_for_write(uint64_t page) {
 
 void ShadowStore::discard_locked(uint64_t addr, uint64_t bytes) {
   if (bytes == 0) return;
-  const uint64_t first = addr / kPage;
-  const uint64_t last = (addr + bytes - 1) / kPage;
+  const uint64_t end = addr + bytes;
+  // Pages only partly covered keep their other bytes: the covered part reads as zero again.
+  auto clear_part = [&](uint64_t page, uint64_t from, uint64_t to) {
+    auto it = pages_.find(page);
+    if (it != pages_.end()) std::fill(it->second->begin() + from, it->second->begin() + to, 0);
+  };
+  uint64_t first = addr / kPage;
+  uint64_t last = (end - 1) / kPage;
+  if (first == last) {
+    if (addr % kPage != 0 || end % kPage != 0)
+      return clear_part(first, addr % kPage, (end - 1) % kPage + 1);
+  } else {
+    if (addr % kPage != 0) clear_part(first++, addr % kPage, kPage);
+    if (end % kPage != 0) clear_part(last--, 0, end % kPage);
+  }
+  if (first > last) return;
   if (last - first + 1 > pages_.size()) {
     // Cheaper to scan what is stored than every page of a huge range.
     for (auto it = pages_.begin(); it != pages_.end();) {
