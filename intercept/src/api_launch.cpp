@@ -10,8 +10,11 @@
 
 #include "capture.hpp"
 #include "context.hpp"
+#include "payload_inbox.hpp"
 #include "pt_variants.hpp"
 #include "registry.hpp"
+#include "small_kernels.hpp"
+#include "torch_kernel_args.hpp"
 
 using namespace phantora;
 using namespace phantora::shim;
@@ -31,8 +34,25 @@ thread_local std::vector<CallConfig> t_configs;
 // lets a 1024-thread block fit, as it does on the real part.
 constexpr int kAssumedRegsPerThread = 32;
 
+wire::WorkKind work_kind(std::string_view op) {
+  if (op == "elementwise") return wire::WorkKind::kElementwise;
+  if (op == "reduce") return wire::WorkKind::kReduce;
+  if (op == "cat") return wire::WorkKind::kCat;
+  if (op == "norm") return wire::WorkKind::kNorm;
+  if (op == "softmax") return wire::WorkKind::kSoftmax;
+  return wire::WorkKind::kNone;
+}
+
+bool awaits_payload(const SmallKernelPlan& plan) {
+  if (!plan.run) return false;
+  for (const ByteRange& r : plan.inputs) {
+    if (PayloadInbox::get().overlaps(r.addr, r.bytes)) return true;
+  }
+  return false;
+}
+
 cudaError_t launch(const void* func, dim3 grid, dim3 block, size_t shared_mem, cudaStream_t stream,
-                   bool pt) {
+                   bool pt, void** args) {
   KernelInfo* k = find_kernel(func);
   if (k == nullptr) return set_error(cudaErrorInvalidDeviceFunction);
   const wire::Welcome& w = Runtime::get().welcome();
@@ -44,7 +64,22 @@ cudaError_t launch(const void* func, dim3 grid, dim3 block, size_t shared_mem, c
   if (shared_mem > w.device.shared_mem_per_block_optin) return set_error(cudaErrorInvalidValue);
   if (k->wire_id == 0) k->wire_id = Runtime::get().kernel_id(k->name);
   CUstream_st* s = resolve_stream(stream, pt);
+  // A PyTorch kernel of a known family: its memory traffic prices it, and on tiny tensors its
+  // result is computed on the shadow store (small_kernels.hpp).
+  const TorchKernel& torch = torch_kernel(*k);
+  const std::array<uint32_t, 3> g{grid.x, grid.y, grid.z};
+  std::optional<LaunchWork> work;
+  std::optional<SmallKernelPlan> plan;
+  if (torch.family != TorchFamily::kUnknown && args != nullptr) {
+    work = launch_work(torch, args, g);
+    plan = plan_small_kernel(torch, args, g);
+  }
   if (s->capture != nullptr) {
+    // A captured kernel runs at replay, not now: what it writes is unknown from here on.
+    if (plan) {
+      plan->run = nullptr;
+      run_small_kernel(*plan);
+    }
     wire::GraphNode n{};
     n.kind = wire::GraphNodeKind::kKernel;
     n.kernel = k->wire_id;
@@ -60,14 +95,30 @@ cudaError_t launch(const void* func, dim3 grid, dim3 block, size_t shared_mem, c
   l.grid[0] = grid.x, l.grid[1] = grid.y, l.grid[2] = grid.z;
   l.block[0] = block.x, l.block[1] = block.y, l.block[2] = block.z;
   l.shared_mem = shared_mem;
-  Runtime::get().submit(wire::RecordType::kLaunch, &l, sizeof(l));
+  if (work) {
+    l.work = work_kind(work->op);
+    l.bytes_read = work->bytes_read;
+    l.bytes_written = work->bytes_written;
+  }
+  if (plan && awaits_payload(*plan)) {
+    // Inputs that a small collective is still to fill: the launch goes to the daemon and waits
+    // (real time only, the host clock does not move), then the result is computed.
+    Runtime::get().request(wire::RecordType::kLaunch, &l, sizeof(l), /*advance=*/false);
+    for (const ByteRange& r : plan->inputs) PayloadInbox::get().wait_for(r.addr, r.bytes);
+  } else {
+    Runtime::get().submit(wire::RecordType::kLaunch, &l, sizeof(l));
+  }
+  if (plan) {
+    if (plan->run) Runtime::note_expensive();
+    run_small_kernel(*plan);
+  }
   return cudaSuccess;
 }
 
-cudaError_t cudaLaunchKernel_impl(bool pt, const void* func, dim3 grid, dim3 block, void** /*args*/,
+cudaError_t cudaLaunchKernel_impl(bool pt, const void* func, dim3 grid, dim3 block, void** args,
                                   size_t shared_mem, cudaStream_t stream) {
   ApiCall call;
-  return launch(func, grid, block, shared_mem, stream, pt);
+  return launch(func, grid, block, shared_mem, stream, pt, args);
 }
 
 cudaError_t __cudaLaunchKernel_impl(bool pt, cudaKernel_t kernel, dim3 grid, dim3 block,

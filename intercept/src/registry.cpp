@@ -31,7 +31,8 @@ KernelInfo* register_kernel(const void* host_fun, const char* device_name) {
   std::lock_guard lock(r.mu);
   auto [it, inserted] = r.by_host_fun.try_emplace(host_fun, nullptr);
   if (inserted) {
-    it->second = new KernelInfo{device_name != nullptr ? device_name : "<unnamed>"};
+    it->second = new KernelInfo();
+    it->second->name = device_name != nullptr ? device_name : "<unnamed>";
     r.handles.insert(it->second);
   }
   return it->second;
@@ -61,6 +62,15 @@ std::optional<SymbolInfo> find_symbol(const void* host_var) {
   auto it = r.symbols.find(host_var);
   if (it == r.symbols.end()) return std::nullopt;
   return it->second;
+}
+
+}  // namespace phantora::shim
+
+namespace phantora::shim {
+
+const TorchKernel& torch_kernel(KernelInfo& k) {
+  std::call_once(k.classified, [&k] { k.torch = classify_torch_kernel(demangle(k.name.c_str())); });
+  return k.torch;
 }
 
 }  // namespace phantora::shim

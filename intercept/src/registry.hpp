@@ -7,8 +7,12 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+
+#include "torch_kernel_name.hpp"
 
 namespace phantora::shim {
 
@@ -19,7 +23,14 @@ struct KernelInfo {
   int preferred_carveout = -1;
   int required_cluster[3] = {0, 0, 0};
   int non_portable_cluster = 0;
+  // The PyTorch kernel family, classified on first launch (demangling every registered kernel
+  // at load time would cost seconds for a library the size of libtorch_cuda).
+  std::once_flag classified;
+  TorchKernel torch;
 };
+
+// The kernel's family (torch_kernel_name.hpp), classifying it on first use.
+const TorchKernel& torch_kernel(KernelInfo& k);
 
 // Looks up a kernel by its host stub address, or by a cudaKernel_t / cudaFunction_t handle the
 // shim handed out (both are KernelInfo pointers). nullptr if unknown.

@@ -1,5 +1,7 @@
 #include "phantora/simcore/kernels_cost_provider.hpp"
 
+#include <optional>
+
 namespace phantora::sim {
 namespace {
 
@@ -25,11 +27,17 @@ Cost KernelsCostProvider::kernel(const KernelLaunch& launch) {
   for (uint32_t v : launch.grid) key += std::to_string(v) + ',';
   for (uint32_t v : launch.block) key += std::to_string(v) + ',';
   key += std::to_string(launch.shared_mem);
+  std::optional<kernels::MemoryOpDesc> work;
+  if (launch.work != wire::WorkKind::kNone) {
+    work = kernels::MemoryOpDesc{wire::work_name(launch.work), launch.bytes_read,
+                                 launch.bytes_written};
+    key += '|' + std::to_string(launch.bytes_read) + ',' + std::to_string(launch.bytes_written);
+  }
   auto it = kernel_cache_.find(key);
   if (it != kernel_cache_.end()) return it->second;
   const kernels::KernelCost c = model_.cost_of_kernel(
       kernels::KernelLaunchInfo{launch.mangled_name, launch.grid, launch.block, launch.shared_mem},
-      gpu_);
+      gpu_, work ? &*work : nullptr);
   return kernel_cache_
       .emplace(std::move(key), Cost{c.duration, from_kernels(c.source), c.signature})
       .first->second;

@@ -14,7 +14,21 @@ import socket
 import struct
 import sys
 
-MAGIC, VERSION = 0x50484E54, 1
+MAGIC = 0x50484E54
+
+
+def protocol_version():
+    # wire::kVersion, read from the header so that this script follows protocol changes.
+    header = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "simcore",
+                          "include", "phantora", "protocol.hpp")
+    with open(header) as f:
+        for line in f:
+            if "constexpr uint16_t kVersion" in line:
+                return int(line.split("=")[1].split(";")[0])
+    raise SystemExit("bad_frames: kVersion not found in " + header)
+
+
+VERSION = protocol_version()
 HELLO, WELCOME, BATCH, REPLY, BYE = 1, 2, 3, 4, 5
 PATH = os.environ["PHANTORA_SOCKET"]
 TOKEN = os.environ["PHANTORA_TOKEN"].encode()
@@ -94,7 +108,9 @@ def attempt(greet, *payloads):
         s.close()
 
 
-LAUNCH = struct.pack("<QiI3I3IQ", 1, 0, 12345, 1, 1, 1, 1, 1, 1, 0)  # undefined kernel 12345
+# wire::Launch: stream, device, kernel, grid[3], block[3], shared_mem, bytes_read,
+# bytes_written, work kind + 7 bytes padding; undefined kernel 12345.
+LAUNCH = struct.pack("<QiI3I3IQQQB7x", 1, 0, 12345, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0)
 STREAM_CREATE_DEV99 = struct.pack("<QiIiI", 1 << 16, 99, 0, 0, 0)
 
 

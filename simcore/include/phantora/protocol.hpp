@@ -21,7 +21,7 @@
 namespace phantora::wire {
 
 inline constexpr uint32_t kMagic = 0x50484e54;  // "PHNT"
-inline constexpr uint16_t kVersion = 1;
+inline constexpr uint16_t kVersion = 2;         // 2: Launch carries decoded memory work
 inline constexpr size_t kTokenBytes = 32;
 // Large enough for a group of small collectives with their payloads (kMaxPayloadBytes each).
 inline constexpr size_t kMaxFrameBytes = 64u << 20;
@@ -165,6 +165,35 @@ struct DefineKernel {
   uint32_t name_bytes = 0;
 };
 
+// What a launch of a known kernel family moves through memory, as the shim decoded it from the
+// launch arguments (intercept/src/torch_kernel_args.hpp); kNone when the family is not known.
+enum class WorkKind : uint8_t {
+  kNone = 0,
+  kElementwise = 1,
+  kReduce = 2,
+  kCat = 3,
+  kNorm = 4,
+  kSoftmax = 5,
+};
+// The memory-op token of the cost model (kernels-db MemoryOpDesc::op); "" for kNone.
+inline const char* work_name(WorkKind k) {
+  switch (k) {
+    case WorkKind::kElementwise:
+      return "elementwise";
+    case WorkKind::kReduce:
+      return "reduce";
+    case WorkKind::kCat:
+      return "cat";
+    case WorkKind::kNorm:
+      return "norm";
+    case WorkKind::kSoftmax:
+      return "softmax";
+    case WorkKind::kNone:
+      break;
+  }
+  return "";
+}
+
 struct Launch {
   uint64_t stream = 0;
   int32_t device = 0;
@@ -172,6 +201,10 @@ struct Launch {
   uint32_t grid[3]{};
   uint32_t block[3]{};
   uint64_t shared_mem = 0;
+  uint64_t bytes_read = 0;  // decoded memory work; both 0 with kNone
+  uint64_t bytes_written = 0;
+  WorkKind work = WorkKind::kNone;
+  uint8_t pad[7]{};
 };
 
 enum class CopyKind : uint8_t {

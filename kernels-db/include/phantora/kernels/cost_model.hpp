@@ -100,8 +100,10 @@ class CostModel {
   void set_database(std::shared_ptr<const DbSnapshot> db) { db_ = std::move(db); }
   const DbSnapshot* database() const { return db_.get(); }
 
-  // pinned (by kernel name) → database (kernel signature) → default by grid size.
-  KernelCost cost_of_kernel(const KernelLaunchInfo& launch, const GpuPreset& gpu) const;
+  // pinned (by kernel name) → database (kernel signature) → the memory-bound model when the
+  // launch's memory work was decoded (`work`, may be null) → default by grid size.
+  KernelCost cost_of_kernel(const KernelLaunchInfo& launch, const GpuPreset& gpu,
+                            const MemoryOpDesc* work = nullptr) const;
   // database → GEMM model.
   KernelCost cost_of_gemm(const GemmDesc& gemm, const GpuPreset& gpu) const;
   // database → attention model.

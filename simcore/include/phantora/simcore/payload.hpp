@@ -46,6 +46,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "phantora/float_formats.hpp"
 #include "phantora/protocol.hpp"
 
 namespace phantora::sim {
@@ -96,23 +97,14 @@ std::vector<std::vector<std::byte>> collective_result(
     wire::CollKind kind, wire::DataType dtype, int redop, uint64_t count, int root,
     const std::vector<std::span<const std::byte>>& sends);
 
-// Conversions between float and the narrow floating types, written from the format definitions
-// (IEEE 754 binary16; bfloat16; OCP 8-bit floating point E4M3 and E5M2). Narrowing rounds to
-// nearest, ties to even, and handles subnormals; widening is exact.
-//   f16:  overflow gives +-Inf, NaN gives 0x7FFF (CUDA's canonical NaN).
-//   bf16: likewise, NaN gives 0x7FFF.
-//   e4m3: no infinities; 0x7F / 0xFF are NaN, max finite 448. NaN input gives 0x7F.
-//   e5m2: max finite 57344, 0x7C is +Inf, NaN input gives 0x7F.
-// With satfinite (CUDA's __NV_SATFINITE, what NCCL and the __nv_fp8_* constructors use),
-// magnitudes that round beyond max finite, and infinities, give +-max finite; without it
-// (__NV_NOSAT) they give +-Inf for e5m2 and NaN (0x7F | sign) for e4m3.
-float half_to_float(uint16_t bits);
-uint16_t float_to_half(float value);
-float bf16_to_float(uint16_t bits);
-uint16_t float_to_bf16(float value);
-float fp8_e4m3_to_float(uint8_t bits);
-uint8_t float_to_fp8_e4m3(float value, bool satfinite = true);
-float fp8_e5m2_to_float(uint8_t bits);
-uint8_t float_to_fp8_e5m2(float value, bool satfinite = true);
+// The narrow-float conversions the reductions use (common/include/phantora/float_formats.hpp).
+using phantora::bf16_to_float;
+using phantora::float_to_bf16;
+using phantora::float_to_fp8_e4m3;
+using phantora::float_to_fp8_e5m2;
+using phantora::float_to_half;
+using phantora::fp8_e4m3_to_float;
+using phantora::fp8_e5m2_to_float;
+using phantora::half_to_float;
 
 }  // namespace phantora::sim

@@ -1,0 +1,538 @@
+#include "small_kernels.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string_view>
+
+#include "phantora/float_formats.hpp"
+#include "shadow.hpp"
+#include "torch_kernel_args.hpp"
+
+namespace phantora::shim {
+namespace {
+
+// ---- element values -------------------------------------------------------------------------
+
+enum class Elem : uint8_t { kUnknown, kBool, kU8, kI8, kI16, kI32, kI64, kF16, kBF16, kF32, kF64 };
+
+Elem elem_of(std::string_view t) {
+  struct Name {
+    std::string_view name;
+    Elem elem;
+  };
+  static constexpr Name kNames[] = {
+      {"bool", Elem::kBool},      {"unsigned char", Elem::kU8},
+      {"signed char", Elem::kI8}, {"char", Elem::kI8},
+      {"short", Elem::kI16},      {"int", Elem::kI32},
+      {"long", Elem::kI64},       {"long long", Elem::kI64},
+      {"c10::Half", Elem::kF16},  {"c10::BFloat16", Elem::kBF16},
+      {"float", Elem::kF32},      {"double", Elem::kF64},
+  };
+  for (const Name& n : kNames) {
+    if (t == n.name) return n.elem;
+  }
+  return Elem::kUnknown;
+}
+
+// PyTorch's opmath_type: half precision computes (and keeps functor scalars) in float.
+Elem opmath(Elem e) {
+  return e == Elem::kF16 || e == Elem::kBF16 ? Elem::kF32 : e;
+}
+
+bool is_float(Elem e) {
+  return e == Elem::kF16 || e == Elem::kBF16 || e == Elem::kF32 || e == Elem::kF64;
+}
+
+// One element: integers exactly, floating point as double.
+struct Value {
+  bool floating = false;
+  int64_t i = 0;
+  double f = 0;
+  double as_double() const { return floating ? f : static_cast<double>(i); }
+  int64_t as_int() const { return floating ? static_cast<int64_t>(f) : i; }
+};
+
+int elem_bytes(Elem e) {
+  switch (e) {
+    case Elem::kBool:
+    case Elem::kU8:
+    case Elem::kI8:
+      return 1;
+    case Elem::kI16:
+    case Elem::kF16:
+    case Elem::kBF16:
+      return 2;
+    case Elem::kI32:
+    case Elem::kF32:
+      return 4;
+    case Elem::kI64:
+    case Elem::kF64:
+      return 8;
+    case Elem::kUnknown:
+      break;
+  }
+  return 0;
+}
+
+template <typename T>
+T raw(const uint8_t* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+
+Value load(Elem e, const uint8_t* p) {
+  Value v;
+  v.floating = is_float(e);
+  switch (e) {
+    case Elem::kBool:
+      v.i = raw<uint8_t>(p) != 0;
+      break;
+    case Elem::kU8:
+      v.i = raw<uint8_t>(p);
+      break;
+    case Elem::kI8:
+      v.i = raw<int8_t>(p);
+      break;
+    case Elem::kI16:
+      v.i = raw<int16_t>(p);
+      break;
+    case Elem::kI32:
+      v.i = raw<int32_t>(p);
+      break;
+    case Elem::kI64:
+      v.i = raw<int64_t>(p);
+      break;
+    case Elem::kF16:
+      v.f = half_to_float(raw<uint16_t>(p));
+      break;
+    case Elem::kBF16:
+      v.f = bf16_to_float(raw<uint16_t>(p));
+      break;
+    case Elem::kF32:
+      v.f = raw<float>(p);
+      break;
+    case Elem::kF64:
+      v.f = raw<double>(p);
+      break;
+    case Elem::kUnknown:
+      break;
+  }
+  return v;
+}
+
+template <typename T>
+void put(uint8_t* p, T v) {
+  std::memcpy(p, &v, sizeof(T));
+}
+
+void store(Elem e, uint8_t* p, const Value& v) {
+  switch (e) {
+    case Elem::kBool:
+      return put<uint8_t>(p, v.floating ? v.f != 0 : v.i != 0);
+    case Elem::kU8:
+      return put(p, static_cast<uint8_t>(v.as_int()));
+    case Elem::kI8:
+      return put(p, static_cast<int8_t>(v.as_int()));
+    case Elem::kI16:
+      return put(p, static_cast<int16_t>(v.as_int()));
+    case Elem::kI32:
+      return put(p, static_cast<int32_t>(v.as_int()));
+    case Elem::kI64:
+      return put(p, v.as_int());
+    case Elem::kF16:
+      return put(p, float_to_half(static_cast<float>(v.as_double())));
+    case Elem::kBF16:
+      return put(p, float_to_bf16(static_cast<float>(v.as_double())));
+    case Elem::kF32:
+      return put(p, static_cast<float>(v.as_double()));
+    case Elem::kF64:
+      return put(p, v.as_double());
+    case Elem::kUnknown:
+      return;
+  }
+}
+
+Value add(const Value& a, const Value& b, const Value& alpha) {
+  Value r;
+  r.floating = a.floating || b.floating || alpha.floating;
+  if (r.floating) {
+    r.f = a.as_double() + alpha.as_double() * b.as_double();
+  } else {
+    r.i = a.i + alpha.i * b.i;
+  }
+  return r;
+}
+
+Value mul(const Value& a, const Value& b) {
+  Value r;
+  r.floating = a.floating || b.floating;
+  if (r.floating) {
+    r.f = a.as_double() * b.as_double();
+  } else {
+    r.i = a.i * b.i;
+  }
+  return r;
+}
+
+// Bytes of [addr, addr + bytes) from the shadow store.
+std::vector<uint8_t> read_range(uint64_t addr, uint64_t bytes) {
+  std::vector<uint8_t> buf(bytes);
+  ShadowStore::get().read(addr, buf.data(), bytes);
+  return buf;
+}
+
+// ---- elementwise ----------------------------------------------------------------------------
+
+enum class Op : uint8_t { kNone, kFill, kAdd, kMul, kCopy, kCompare };
+// CompareKernels.cu's OpType, in its declaration order.
+enum class Comparison : int32_t { kGE = 0, kGT = 1, kLE = 2, kLT = 3 };
+
+struct ElementwiseOp {
+  Op op = Op::kNone;
+  Elem out = Elem::kUnknown, in = Elem::kUnknown;
+  Elem math = Elem::kUnknown;  // the functor's own type (alpha, the scalar operand)
+  bool scalar_first = false;   // AUnaryFunctor: the scalar is the left operand
+  bool scalar_second = false;  // BUnaryFunctor: the scalar is the right operand
+  bool scalar_leads = false;   // the scalar is the functor's first member, alpha its second
+};
+
+Op binary_op_of(std::string_view f) {
+  if (f.find("CUDAFunctor_add<") != std::string_view::npos) return Op::kAdd;
+  if (f.find("MulFunctor<") != std::string_view::npos) return Op::kMul;
+  return Op::kNone;
+}
+
+// The copy kernels' lambdas (direct_copy_kernel_cuda, converting_copy_kernel_cuda,
+// bfloat16_copy_kernel_cuda, ...) return their argument converted to the output type.
+bool is_copy_lambda(const TorchKernel& k) {
+  const std::string_view f = k.functor;
+  return f.find("copy_kernel_cuda") != std::string_view::npos && k.operands == 2 &&
+         f.find("{lambda(") != std::string_view::npos;
+}
+
+ElementwiseOp elementwise_op(const TorchKernel& k) {
+  ElementwiseOp e;
+  const std::string_view f = k.functor;
+  if (f.find("at::native::FillFunctor<") == 0 && k.operands == 1) {
+    e.op = Op::kFill;
+    e.out = e.math = elem_of(k.out_type);
+  } else if (f.find("at::native::CUDAFunctor_add<") == 0 && k.operands == 3) {
+    // ufunc-generated {opmath alpha}: self + alpha * other.
+    e.op = Op::kAdd;
+    e.out = e.in = elem_of(template_args(f).at(0));
+    e.math = opmath(e.in);
+  } else if ((f.find("at::native::CUDAFunctorOnSelf_add<") == 0 ||
+              f.find("at::native::CUDAFunctorOnOther_add<") == 0) &&
+             k.operands == 2) {
+    // {opmath other, opmath alpha}: self + alpha * other with the tensor as self, or
+    // {opmath self, opmath alpha} with the tensor as other.
+    e.op = Op::kAdd;
+    e.out = e.in = elem_of(template_args(f).at(0));
+    e.math = opmath(e.in);
+    e.scalar_second = f.find("OnSelf") != std::string_view::npos;
+    e.scalar_first = !e.scalar_second;
+    e.scalar_leads = true;
+  } else if ((f.find("at::native::AUnaryFunctor<") == 0 ||
+              f.find("at::native::BUnaryFunctor<") == 0) &&
+             k.operands == 2) {
+    const auto a = template_args(f);  // <arg1, arg2, return, func>
+    if (a.size() != 4) return e;
+    e.op = binary_op_of(a[3]);
+    const auto inner = template_args(a[3]);
+    if (inner.size() != 1) return {};
+    e.math = elem_of(inner[0]);
+    e.scalar_first = f.find("AUnary") != std::string_view::npos;
+    e.scalar_second = !e.scalar_first;
+    e.in = elem_of(e.scalar_first ? a[1] : a[0]);
+    e.out = elem_of(a[2]);
+  } else if (f.find("at::native::BinaryFunctor<") == 0 && k.operands == 3) {
+    const auto a = template_args(f);
+    if (a.size() != 4) return e;
+    e.op = binary_op_of(a[3]);
+    e.in = elem_of(a[0]);
+    e.out = elem_of(a[2]);
+    const auto inner = template_args(a[3]);
+    e.math = inner.size() == 1 ? elem_of(inner[0]) : e.in;
+    if (elem_of(a[1]) != e.in) return {};
+  } else if (f.find("CompareFunctor<") != std::string_view::npos &&
+             f.find("CompareFunctor<") == f.rfind("CompareFunctor<") && k.operands == 3) {
+    // CompareFunctor<T>{OpType op}: bool out = a (op) b.
+    const auto a = template_args(f.substr(f.find("CompareFunctor<")));
+    if (a.size() != 1) return e;
+    e.op = Op::kCompare;
+    e.in = elem_of(a[0]);
+    e.out = Elem::kBool;
+  } else if (is_copy_lambda(k)) {
+    // direct_copy_kernel_cuda and converting_copy_kernel_cuda: the lambda returns its argument,
+    // converted to the output type.
+    e.op = Op::kCopy;
+    e.in = elem_of(k.in_type);
+    e.out = elem_of(k.out_type);
+  }
+  if (e.out == Elem::kUnknown || (e.op != Op::kFill && e.in == Elem::kUnknown)) return {};
+  if ((e.op == Op::kAdd || e.op == Op::kMul || e.op == Op::kFill) && e.math == Elem::kUnknown)
+    return {};
+  return e;
+}
+
+std::optional<SmallKernelPlan> plan_elementwise(const TorchKernel& k, void* const* args) {
+  const auto a = read_elementwise(k, args);
+  if (!a || a->data.empty()) return std::nullopt;  // strided: operands unknown
+  SmallKernelPlan plan;
+  const uint64_t n = a->n;
+  // Where the output's element type is not known, neither is its extent: nothing is touched.
+  if (!k.out_type_known) return plan;
+  ElementwiseOp e = elementwise_op(k);
+  uint64_t out_bytes = static_cast<uint64_t>(k.out_bytes);
+  if (!a->scalar_types.empty()) {
+    // A casting launch: the element types are the loader's and storer's, and the functor
+    // computes in its own parameter type.
+    out_bytes = static_cast<uint64_t>(scalar_type_bytes(a->scalar_types[0]));
+    e.out = elem_of(scalar_type_name(a->scalar_types[0]));
+    Elem in = elem_of(scalar_type_name(a->scalar_types[1]));
+    for (size_t i = 2; i < a->scalar_types.size(); ++i) {
+      if (elem_of(scalar_type_name(a->scalar_types[i])) != in) in = Elem::kUnknown;
+    }
+    e.in = in;
+    if (e.op == Op::kNone && is_copy_lambda(k)) e.op = Op::kCopy;
+    if (e.in == Elem::kUnknown || e.out == Elem::kUnknown) e.op = Op::kNone;
+  }
+  plan.outputs.push_back({a->data[0], n * out_bytes});
+  if (e.op == Op::kNone || !a->contiguous || n > kMaxEmulatedElements) return plan;
+  for (size_t i = 1; i < a->data.size(); ++i) {
+    plan.inputs.push_back({a->data[i], n * static_cast<uint64_t>(elem_bytes(e.in))});
+  }
+  plan.outputs[0].bytes = n * static_cast<uint64_t>(elem_bytes(e.out));
+  // The functor's bytes: FillFunctor{value}; CUDAFunctor_add{alpha}; the unary wrappers
+  // {func f; scalar}, the scalar after f (aligned to its own size).
+  const auto* functor = static_cast<const uint8_t*>(a->functor);
+  const int math_bytes = elem_bytes(e.math);
+  Value alpha;
+  alpha.i = 1;
+  Value scalar;
+  if (e.scalar_leads) {
+    scalar = load(e.math, functor);
+    alpha = load(e.math, functor + math_bytes);
+  } else if (e.op == Op::kAdd) {
+    alpha = load(e.math, functor);
+  }
+  if (!e.scalar_leads && (e.scalar_first || e.scalar_second)) {
+    const size_t f_bytes = e.op == Op::kAdd ? static_cast<size_t>(math_bytes) : 1;
+    const size_t at = (f_bytes + math_bytes - 1) / math_bytes * math_bytes;
+    scalar = load(e.math, functor + at);
+  }
+  const Value fill = e.op == Op::kFill ? load(e.math, functor) : Value{};
+  Comparison comparison{};
+  if (e.op == Op::kCompare) {
+    std::memcpy(&comparison, functor, sizeof(comparison));
+    if (comparison < Comparison::kGE || comparison > Comparison::kLT) return plan;
+  }
+  const ByteRange out = plan.outputs[0];
+  const std::vector<ByteRange> ins = plan.inputs;
+  plan.run = [e, n, out, ins, alpha, scalar, fill, comparison] {
+    std::vector<std::vector<uint8_t>> in;
+    for (const ByteRange& r : ins) in.push_back(read_range(r.addr, r.bytes));
+    std::vector<uint8_t> result(out.bytes);
+    const int ib = elem_bytes(e.in), ob = elem_bytes(e.out);
+    for (uint64_t i = 0; i < n; ++i) {
+      Value v;
+      switch (e.op) {
+        case Op::kFill:
+          v = fill;
+          break;
+        case Op::kCopy:
+          v = load(e.in, in[0].data() + i * ib);
+          break;
+        case Op::kAdd:
+        case Op::kMul: {
+          Value lhs, rhs;
+          if (e.scalar_first) {
+            lhs = scalar, rhs = load(e.in, in[0].data() + i * ib);
+          } else if (e.scalar_second) {
+            lhs = load(e.in, in[0].data() + i * ib), rhs = scalar;
+          } else {
+            lhs = load(e.in, in[0].data() + i * ib), rhs = load(e.in, in[1].data() + i * ib);
+          }
+          v = e.op == Op::kAdd ? add(lhs, rhs, alpha) : mul(lhs, rhs);
+          break;
+        }
+        case Op::kCompare: {
+          const double a = load(e.in, in[0].data() + i * ib).as_double();
+          const double b = load(e.in, in[1].data() + i * ib).as_double();
+          v.i = comparison == Comparison::kGE   ? a >= b
+                : comparison == Comparison::kGT ? a > b
+                : comparison == Comparison::kLE ? a <= b
+                                                : a < b;
+          break;
+        }
+        case Op::kNone:
+          break;
+      }
+      store(e.out, result.data() + i * ob, v);
+    }
+    ShadowStore::get().write(out.addr, result.data(), result.size());
+  };
+  return plan;
+}
+
+// ---- reductions -----------------------------------------------------------------------------
+
+Value combine(std::string_view op, const Value& acc, const Value& v) {
+  Value r;
+  r.floating = acc.floating || v.floating;
+  const double a = acc.as_double(), b = v.as_double();
+  if (op == "sum") return add(acc, v, Value{false, 1, 0});
+  if (op == "prod") return mul(acc, v);
+  if (op == "max" || op == "min") {
+    const bool take_v = std::isnan(b) || (op == "max" ? b > a : b < a);
+    return std::isnan(a) ? acc : (take_v ? v : acc);
+  }
+  r.floating = false;
+  if (op == "or") r.i = (a != 0) || (b != 0);
+  if (op == "and") r.i = (a != 0) && (b != 0);
+  return r;
+}
+
+std::optional<SmallKernelPlan> plan_reduce(const TorchKernel& k, void* const* args) {
+  const auto r = read_reduce(k, args);
+  if (!r) return std::nullopt;
+  SmallKernelPlan plan;
+  const Elem in = elem_of(k.scalar.name), acc = elem_of(k.accumulator.name),
+             out = elem_of(k.out_scalar.name);
+  const uint64_t total = r->num_inputs * r->num_outputs;
+  const bool known = !k.reduce_op.empty() && k.reduce_op != "mean" && in != Elem::kUnknown &&
+                     acc != Elem::kUnknown && out != Elem::kUnknown && r->noutputs == 1 &&
+                     !r->accumulate && r->final_output;
+  if (!known || total > kMaxEmulatedElements) {
+    plan.outputs.push_back({r->dst, r->num_outputs * static_cast<uint64_t>(k.out_scalar.bytes)});
+    return plan;
+  }
+  // Where each output and each of its inputs lie, in bytes from dst and src.
+  std::vector<uint64_t> out_at(r->num_outputs), in_at(total);
+  uint64_t in_end = 0, out_end = 0;
+  for (uint64_t o = 0; o < r->num_outputs; ++o) {
+    const auto off = r->output_calc.offsets(o);
+    out_at[o] = off[0];
+    out_end = std::max(out_end, off[0] + elem_bytes(out));
+    for (uint64_t i = 0; i < r->num_inputs; ++i) {
+      const uint64_t at = off[1] + r->input_calc.offsets(i)[0];
+      in_at[o * r->num_inputs + i] = at;
+      in_end = std::max(in_end, at + elem_bytes(in));
+    }
+  }
+  if (in_end > ShadowStore::kMaxWrite || out_end > ShadowStore::kMaxWrite) {
+    plan.outputs.push_back({r->dst, r->num_outputs * static_cast<uint64_t>(k.out_scalar.bytes)});
+    return plan;
+  }
+  plan.inputs.push_back({r->src, in_end});
+  plan.outputs.push_back({r->dst, out_end});
+  const Value ident = load(acc, r->ident.data());
+  const std::string op = k.reduce_op;
+  const uint64_t src = r->src, dst = r->dst, per_output = r->num_inputs;
+  plan.run = [=] {
+    const std::vector<uint8_t> data = read_range(src, in_end);
+    std::vector<uint8_t> result = read_range(dst, out_end);
+    for (size_t o = 0; o < out_at.size(); ++o) {
+      Value a = ident;
+      for (uint64_t i = 0; i < per_output; ++i) {
+        a = combine(op, a, load(in, data.data() + in_at[o * per_output + i]));
+      }
+      store(out, result.data() + out_at[o], a);
+    }
+    ShadowStore::get().write(dst, result.data(), result.size());
+  };
+  return plan;
+}
+
+// ---- concatenation --------------------------------------------------------------------------
+
+// Element offset of the `linear`-th element of a slice along `concat_dim` whose extent there is
+// `dim_size`, in a tensor of the given sizes and strides (row-major index order).
+uint64_t slice_offset(const std::array<uint32_t, 4>& size, const std::array<uint32_t, 4>& stride,
+                      uint32_t dim_size, int concat_dim, int dims, uint64_t linear) {
+  uint64_t offset = 0;
+  for (int d = dims - 1; d >= 1; --d) {
+    const uint64_t extent = d == concat_dim ? dim_size : size[d];
+    if (extent == 0) return offset;
+    offset += (linear % extent) * stride[d];
+    linear /= extent;
+  }
+  return offset + linear * stride[0];
+}
+
+std::optional<SmallKernelPlan> plan_cat(const TorchKernel& k, void* const* args,
+                                        const std::array<uint32_t, 3>& grid) {
+  const auto c = read_cat(k, args, grid[1]);
+  if (!c) return std::nullopt;
+  SmallKernelPlan plan;
+  const uint64_t eb = static_cast<uint64_t>(k.cat_element_bytes);
+  uint64_t total = 0;
+  struct Move {
+    uint64_t from, to;  // byte addresses
+  };
+  std::vector<Move> moves;
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (const CatInput& in : c->inputs) total += in.elements;
+  const bool small = total <= kMaxEmulatedElements;
+  for (const CatInput& in : c->inputs) {
+    const uint64_t base = uint64_t{in.offset} * c->dim_stride;
+    for (uint64_t t = 0; small && t < in.elements; ++t) {
+      const uint64_t to = base + slice_offset(c->out_size, c->out_stride, in.dim_size,
+                                              c->concat_dim, k.cat_dims, t);
+      const uint64_t from = in.contiguous ? t
+                                          : slice_offset(in.size, in.stride, in.dim_size,
+                                                         c->concat_dim, k.cat_dims, t);
+      moves.push_back({in.data + from * eb, c->output + to * eb});
+      lo = std::min(lo, to);
+      hi = std::max(hi, to + 1);
+    }
+    if (in.elements > 0) plan.inputs.push_back({in.data, uint64_t{in.elements} * eb});
+  }
+  if (!small || moves.empty()) {
+    // The output's extent: the largest slice end, as far as the arguments say.
+    uint64_t end = 0;
+    for (const CatInput& in : c->inputs) {
+      end = std::max(end, (uint64_t{in.offset} * c->dim_stride + in.elements) * eb);
+    }
+    plan.inputs.clear();
+    if (end > 0) plan.outputs.push_back({c->output, end});
+    return plan;
+  }
+  plan.outputs.push_back({c->output + lo * eb, (hi - lo) * eb});
+  const ByteRange out = plan.outputs.back();
+  plan.run = [moves = std::move(moves), out, eb] {
+    std::vector<uint8_t> result = read_range(out.addr, out.bytes);
+    for (const Move& m : moves) {
+      ShadowStore::get().read(m.from, result.data() + (m.to - out.addr), eb);
+    }
+    ShadowStore::get().write(out.addr, result.data(), result.size());
+  };
+  return plan;
+}
+
+}  // namespace
+
+std::optional<SmallKernelPlan> plan_small_kernel(const TorchKernel& k, void* const* args,
+                                                 const std::array<uint32_t, 3>& grid) {
+  if (args == nullptr) return std::nullopt;
+  switch (k.family) {
+    case TorchFamily::kVectorized:
+    case TorchFamily::kUnrolled:
+      return plan_elementwise(k, args);
+    case TorchFamily::kReduce:
+      return plan_reduce(k, args);
+    case TorchFamily::kCat:
+      return plan_cat(k, args, grid);
+    default:
+      return std::nullopt;
+  }
+}
+
+void run_small_kernel(const SmallKernelPlan& plan) {
+  if (plan.run) return plan.run();
+  for (const ByteRange& r : plan.outputs) ShadowStore::get().discard(r.addr, r.bytes);
+}
+
+}  // namespace phantora::shim

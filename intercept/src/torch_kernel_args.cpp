@@ -1,0 +1,244 @@
+#include "torch_kernel_args.hpp"
+
+#include <cstring>
+
+namespace phantora::shim {
+namespace {
+
+constexpr int kMaxDims = 25;  // OffsetCalculator's MAX_DIMS for CUDA builds
+// OffsetCalculator<NARGS, uint32_t>: int dims; IntDivider<uint32_t> sizes_[25] (divisor, m1,
+// shift); uint32_t strides_[25][NARGS].
+constexpr size_t kDividerBytes = 12;
+constexpr size_t offset_calc_bytes(int nargs) {
+  return 4 + kMaxDims * kDividerBytes + kMaxDims * 4 * static_cast<size_t>(nargs);
+}
+// ReduceConfig: 14 ints, a bool and an int (64 bytes, 4-byte aligned).
+constexpr size_t kReduceConfigBytes = 64;
+
+size_t align_up(size_t v, size_t a) {
+  return (v + a - 1) / a * a;
+}
+
+template <typename T>
+T load(const uint8_t* base, size_t offset) {
+  T v;
+  std::memcpy(&v, base + offset, sizeof(T));
+  return v;
+}
+
+std::optional<OffsetCalc> read_calc(const uint8_t* p, int nargs) {
+  OffsetCalc c;
+  c.nargs = nargs;
+  c.dims = load<int32_t>(p, 0);
+  if (c.dims < 0 || c.dims > kMaxDims) return std::nullopt;
+  for (int d = 0; d < c.dims; ++d) {
+    c.sizes[d] = load<uint32_t>(p, 4 + d * kDividerBytes);
+    if (c.sizes[d] == 0) return std::nullopt;
+    for (int a = 0; a < nargs; ++a) {
+      c.strides[d][a] = load<uint32_t>(p, 4 + kMaxDims * kDividerBytes + (d * nargs + a) * 4);
+    }
+  }
+  return c;
+}
+
+}  // namespace
+
+std::array<uint64_t, 2> OffsetCalc::offsets(uint64_t linear) const {
+  std::array<uint64_t, 2> out{0, 0};
+  for (int d = 0; d < dims; ++d) {
+    const uint64_t index = linear % sizes[d];
+    linear /= sizes[d];
+    for (int a = 0; a < nargs; ++a) out[a] += index * strides[d][a];
+  }
+  return out;
+}
+
+const char* scalar_type_name(int8_t code) {
+  // c10::ScalarType's codes (c10/core/ScalarType.h): Byte 0, Char 1, Short 2, Int 3, Long 4,
+  // Half 5, Float 6, Double 7, complex 8-10, Bool 11, quantized 12-14, BFloat16 15.
+  switch (code) {
+    case 0:
+      return "unsigned char";
+    case 1:
+      return "signed char";
+    case 2:
+      return "short";
+    case 3:
+      return "int";
+    case 4:
+      return "long";
+    case 5:
+      return "c10::Half";
+    case 6:
+      return "float";
+    case 7:
+      return "double";
+    case 11:
+      return "bool";
+    case 15:
+      return "c10::BFloat16";
+    default:
+      return "";
+  }
+}
+
+int scalar_type_bytes(int8_t code) {
+  return scalar_bytes(scalar_type_name(code));
+}
+
+std::optional<ReduceArgs> read_reduce(const TorchKernel& k, void* const* args) {
+  if (k.family != TorchFamily::kReduce || k.ops_bytes == 0 || args == nullptr) return std::nullopt;
+  const int acc = k.accumulator.bytes;
+  if (acc <= 0 || acc > 8) return std::nullopt;
+  const auto* p = static_cast<const uint8_t*>(args[0]);
+  // ReduceOp: ops, ident, config, input_calc, output_calc, src, dst[2], acc_buf, cta_buf,
+  // semaphores, base_idx, accumulate, final_output, noutputs.
+  const size_t ident = align_up(static_cast<size_t>(k.ops_bytes), static_cast<size_t>(acc));
+  const size_t config = align_up(ident + acc, 4);
+  const size_t input_calc = config + kReduceConfigBytes;
+  const size_t output_calc = input_calc + offset_calc_bytes(1);
+  const size_t src = align_up(output_calc + offset_calc_bytes(2), 8);
+  ReduceArgs r;
+  std::memcpy(r.ident.data(), p + ident, acc);
+  r.element_size = load<int32_t>(p, config);
+  const int32_t num_inputs = load<int32_t>(p, config + 4);
+  const int32_t num_outputs = load<int32_t>(p, config + 8);
+  if (r.element_size != k.scalar.bytes || num_inputs < 1 || num_outputs < 1) return std::nullopt;
+  r.num_inputs = static_cast<uint64_t>(num_inputs);
+  r.num_outputs = static_cast<uint64_t>(num_outputs);
+  auto in = read_calc(p + input_calc, 1);
+  auto out = read_calc(p + output_calc, 2);
+  if (!in || !out) return std::nullopt;
+  r.input_calc = *in;
+  r.output_calc = *out;
+  r.src = load<uint64_t>(p, src);
+  r.dst = load<uint64_t>(p, src + 8);
+  r.accumulate = load<uint8_t>(p, src + 56) != 0;
+  r.final_output = load<uint8_t>(p, src + 57) != 0;
+  r.noutputs = load<int32_t>(p, src + 60);
+  if (r.src == 0 || r.dst == 0 || r.noutputs < 1 || r.noutputs > 2) return std::nullopt;
+  return r;
+}
+
+std::optional<CatArgs> read_cat(const TorchKernel& k, void* const* args, uint32_t grid_y) {
+  if (k.family != TorchFamily::kCat || args == nullptr) return std::nullopt;
+  const auto batch = static_cast<uint32_t>(k.cat_batch);
+  if (grid_y == 0 || grid_y > batch) return std::nullopt;
+  CatArgs c;
+  c.output = load<uint64_t>(static_cast<const uint8_t*>(args[0]), 0);
+  // CatArrInputTensorMetadata<T, uint32_t, batch, stride_size>: input[batch] pointers, then
+  // offset, dimSize and nElements (uint32_t[batch] each), isContiguous (bool[batch]), then
+  // stride_size records of {uint32_t size[4]; uint32_t stride[4]}.
+  const auto* m = static_cast<const uint8_t*>(args[1]);
+  const size_t offsets = 8 * batch;
+  const size_t dim_sizes = offsets + 4 * batch;
+  const size_t elements = dim_sizes + 4 * batch;
+  const size_t contiguous = elements + 4 * batch;
+  const size_t strides = align_up(contiguous + batch, 4);
+  for (uint32_t b = 0; b < grid_y; ++b) {
+    CatInput in;
+    in.data = load<uint64_t>(m, 8 * b);
+    in.offset = load<uint32_t>(m, offsets + 4 * b);
+    in.dim_size = load<uint32_t>(m, dim_sizes + 4 * b);
+    in.elements = load<uint32_t>(m, elements + 4 * b);
+    in.contiguous = k.cat_contiguous || load<uint8_t>(m, contiguous + b) != 0;
+    const uint32_t record = k.cat_stride_size > 1 ? b : 0;
+    for (int d = 0; d < 4; ++d) {
+      in.size[d] = load<uint32_t>(m, strides + 32 * record + 4 * d);
+      in.stride[d] = load<uint32_t>(m, strides + 32 * record + 16 + 4 * d);
+    }
+    if (in.elements > 0 && in.data == 0) return std::nullopt;
+    c.inputs.push_back(in);
+  }
+  const auto* os = static_cast<const uint8_t*>(args[2]);
+  for (int d = 0; d < 4; ++d) {
+    c.out_size[d] = load<uint32_t>(os, 4 * d);
+    c.out_stride[d] = load<uint32_t>(os, 16 + 4 * d);
+  }
+  c.concat_dim = load<int32_t>(static_cast<const uint8_t*>(args[3]), 0);
+  c.dim_stride = load<uint32_t>(static_cast<const uint8_t*>(args[4]), 0);
+  if (c.output == 0 || c.concat_dim < 0 || c.concat_dim >= k.cat_dims) return std::nullopt;
+  return c;
+}
+
+std::optional<ElementwiseArgs> read_elementwise(const TorchKernel& k, void* const* args) {
+  const bool has_data = k.family == TorchFamily::kVectorized || k.family == TorchFamily::kUnrolled;
+  if ((!has_data && k.family != TorchFamily::kStrided) || args == nullptr) return std::nullopt;
+  const int32_t n = load<int32_t>(static_cast<const uint8_t*>(args[0]), 0);
+  if (n < 0) return std::nullopt;
+  ElementwiseArgs e;
+  e.n = static_cast<uint64_t>(n);
+  e.functor = args[1];
+  if (!has_data) return e;
+  const auto* data = static_cast<const uint8_t*>(args[2]);
+  for (int i = 0; i < k.operands; ++i) e.data.push_back(load<uint64_t>(data, 8 * i));
+  // The vectorized kernel only runs on contiguous operands; the unrolled one does when its
+  // offset calculators are the trivial ones (a name-level fact).
+  e.contiguous = k.family == TorchFamily::kVectorized || k.unrolled_trivial || k.unrolled_cast;
+  if (k.unrolled_cast) {
+    // (N, f, data, input calc, output calc, LoadWithCast<I>, StoreWithCast<1>); each of
+    // loader and storer is {ScalarType dtypes[n]; uint32_t element_sizes[n]}.
+    const auto* store = static_cast<const uint8_t*>(args[6]);
+    const auto* load_ = static_cast<const uint8_t*>(args[5]);
+    e.scalar_types.push_back(load<int8_t>(store, 0));
+    for (int i = 1; i < k.operands; ++i) e.scalar_types.push_back(load<int8_t>(load_, i - 1));
+    for (int8_t t : e.scalar_types) {
+      if (scalar_type_bytes(t) == 0) return std::nullopt;
+    }
+    if (load<uint32_t>(store, 4) != static_cast<uint32_t>(scalar_type_bytes(e.scalar_types[0])))
+      return std::nullopt;
+  }
+  return e;
+}
+
+std::optional<LaunchWork> launch_work(const TorchKernel& k, void* const* args,
+                                      const std::array<uint32_t, 3>& grid) {
+  if (args == nullptr) return std::nullopt;
+  LaunchWork w;
+  switch (k.family) {
+    case TorchFamily::kVectorized:
+    case TorchFamily::kUnrolled:
+    case TorchFamily::kStrided: {
+      const auto e = read_elementwise(k, args);
+      if (!e || k.operands <= 0 || k.in_bytes <= 0) return std::nullopt;
+      w.op = "elementwise";
+      w.bytes_read = e->n * static_cast<uint64_t>(k.in_bytes) * (k.operands - 1);
+      w.bytes_written = e->n * static_cast<uint64_t>(k.out_bytes);
+      return w;
+    }
+    case TorchFamily::kReduce: {
+      const auto r = read_reduce(k, args);
+      if (!r) return std::nullopt;
+      w.op = "reduce";
+      w.bytes_read = r->num_inputs * r->num_outputs * static_cast<uint64_t>(r->element_size);
+      w.bytes_written = r->num_outputs * static_cast<uint64_t>(k.out_scalar.bytes);
+      return w;
+    }
+    case TorchFamily::kCat: {
+      const auto c = read_cat(k, args, grid[1]);
+      if (!c) return std::nullopt;
+      w.op = "cat";
+      for (const CatInput& in : c->inputs) {
+        w.bytes_read += uint64_t{in.elements} * static_cast<uint64_t>(k.cat_element_bytes);
+      }
+      w.bytes_written = w.bytes_read;
+      return w;
+    }
+    case TorchFamily::kRowwise: {
+      const auto* p = static_cast<const uint8_t*>(args[k.row_length_arg]);
+      const int64_t length = k.row_length_bytes == 8 ? load<int64_t>(p, 0) : load<int32_t>(p, 0);
+      if (length <= 0) return std::nullopt;
+      const uint64_t rows = uint64_t{grid[0]} * grid[1] * grid[2];
+      const uint64_t row_bytes = static_cast<uint64_t>(length) * k.in_bytes;
+      w.op = k.functor.c_str();
+      w.bytes_read = rows * row_bytes * (k.operands - 1);
+      w.bytes_written = rows * row_bytes;
+      return w;
+    }
+    case TorchFamily::kUnknown:
+      break;
+  }
+  return std::nullopt;
+}
+
+}  // namespace phantora::shim

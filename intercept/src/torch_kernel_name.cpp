@@ -1,0 +1,401 @@
+#include "torch_kernel_name.hpp"
+
+#include <cxxabi.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+
+namespace phantora::shim {
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  return s;
+}
+
+bool opens(char c) {
+  return c == '<' || c == '(' || c == '{' || c == '[';
+}
+bool closes(char c) {
+  return c == '>' || c == ')' || c == '}' || c == ']';
+}
+
+// Index of the bracket closing the one at `open`, or npos.
+size_t matching(std::string_view s, size_t open) {
+  int depth = 0;
+  for (size_t i = open; i < s.size(); ++i) {
+    // "operator()" and "->" inside names are not brackets that nest.
+    if (s.compare(i, 10, "operator()") == 0) {
+      i += 9;
+      continue;
+    }
+    if (opens(s[i])) ++depth;
+    if (closes(s[i]) && --depth == 0) return i;
+  }
+  return std::string_view::npos;
+}
+
+std::vector<std::string_view> split_top(std::string_view s) {
+  std::vector<std::string_view> out;
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s.compare(i, 10, "operator()") == 0) {
+      i += 9;
+      continue;
+    }
+    if (opens(s[i])) ++depth;
+    if (closes(s[i])) --depth;
+    if (s[i] == ',' && depth == 0) {
+      out.push_back(trim(s.substr(start, i - start)));
+      start = i + 1;
+    }
+  }
+  if (!trim(s.substr(start)).empty()) out.push_back(trim(s.substr(start)));
+  return out;
+}
+
+// The function's qualified name: the text before its first template or parameter bracket,
+// without a leading return type ("void ").
+std::string_view base_name(std::string_view d) {
+  if (d.substr(0, 5) == "void ") d.remove_prefix(5);
+  const size_t cut = d.find_first_of("<(");
+  return d.substr(0, cut);
+}
+
+bool ends_with(std::string_view s, std::string_view tail) {
+  return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
+}
+
+// K of "std::array<char*, 3ul>".
+int array_size(std::string_view arg) {
+  if (arg.find("std::array<char*") != 0) return 0;
+  const std::vector<std::string_view> a = template_args(arg);
+  if (a.size() != 2) return 0;
+  return std::atoi(std::string(a[1]).c_str());
+}
+
+// Every scalar type named in `text`, in order of appearance (c10::BFloat16, float, long, ...).
+std::vector<ScalarType> scalar_types_in(std::string_view text) {
+  std::vector<ScalarType> out;
+  size_t i = 0;
+  auto is_ident = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == ':';
+  };
+  while (i < text.size()) {
+    if (!is_ident(text[i])) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < text.size() && is_ident(text[j])) ++j;
+    std::string_view word = text.substr(i, j - i);
+    // Two-word types.
+    for (std::string_view two : {"unsigned char", "signed char", "unsigned int", "unsigned long",
+                                 "long long", "unsigned short"}) {
+      if (text.substr(i, two.size()) == two &&
+          (i + two.size() == text.size() || !is_ident(text[i + two.size()]))) {
+        word = text.substr(i, two.size());
+        j = i + two.size();
+        break;
+      }
+    }
+    if (const int b = scalar_bytes(word); b > 0) out.push_back({std::string(word), b});
+    i = j;
+  }
+  return out;
+}
+
+// Parameter types of the last "{lambda(T1, T2)#n}" in `text` (a functor defined as a lambda).
+std::vector<std::string_view> lambda_params(std::string_view text) {
+  const size_t at = text.rfind("{lambda(");
+  if (at == std::string_view::npos) return {};
+  const size_t open = at + 7;
+  const size_t close = matching(text, open);
+  if (close == std::string_view::npos) return {};
+  return split_top(text.substr(open + 1, close - open - 1));
+}
+
+// Element sizes of an elementwise functor's operands. A lambda functor names its input types
+// in its parameter list; functor structs (BinaryFunctor<a, b, out, op>, FillFunctor<T>, ...)
+// name them as template arguments. A converting copy reads one type and writes the other.
+void element_sizes(std::string_view functor, TorchKernel& k) {
+  const std::vector<ScalarType> types = scalar_types_in(functor);
+  const std::vector<std::string_view> params = lambda_params(functor);
+  if (!params.empty()) {
+    k.in_type = std::string(params.front());
+    k.out_type = k.in_type;
+    // A converting copy writes the first named type that is not the one it reads; the
+    // half-precision copies name their output in the function name; a copy that names no
+    // other type (direct_copy_kernel_cuda behind a casting loader, say) writes an unknown type.
+    if (functor.find("copy") != std::string_view::npos) {
+      k.out_type.clear();
+      for (const ScalarType& t : types) {
+        if (t.name != k.in_type) {
+          k.out_type = t.name;
+          break;
+        }
+      }
+      if (functor.find("bfloat16_copy_kernel_cuda") != std::string_view::npos) {
+        k.out_type = "c10::BFloat16";
+      } else if (functor.find("float16_copy_kernel_cuda") != std::string_view::npos) {
+        k.out_type = "c10::Half";
+      } else if (k.out_type.empty() &&
+                 functor.find("direct_copy_kernel_cuda") != std::string_view::npos) {
+        k.out_type = k.in_type;  // same type, unless the launch casts (then not trivial)
+      }
+    }
+  } else if (!types.empty()) {
+    k.in_type = k.out_type = types.front().name;
+    // BinaryFunctor<a, b, out, op> and the unary wrappers name the output third.
+    if (functor.find("BinaryFunctor<") != std::string_view::npos ||
+        functor.find("UnaryFunctor<") != std::string_view::npos) {
+      const std::vector<std::string_view> a = template_args(functor);
+      if (a.size() >= 3 && scalar_bytes(a[2]) > 0) k.out_type = std::string(a[2]);
+    }
+  }
+  // Comparisons write bool whatever they compare.
+  if (functor.find("CompareFunctor<") != std::string_view::npos ||
+      functor.find("compare_scalar_kernel<") != std::string_view::npos) {
+    k.out_type = "bool";
+  }
+  k.in_bytes = scalar_bytes(k.in_type);
+  k.out_bytes = scalar_bytes(k.out_type);
+  k.out_type_known = k.out_bytes > 0;
+  if (k.out_bytes == 0) k.out_bytes = k.in_bytes;  // for the traffic estimate only
+}
+
+// Operands of an elementwise functor when the launch does not name them (kStrided).
+int operand_count(std::string_view functor) {
+  if (functor.find("FillFunctor<") != std::string_view::npos) return 1;
+  if (functor.find("BinaryFunctor<") != std::string_view::npos) return 3;
+  if (functor.find("UnaryFunctor<") != std::string_view::npos) return 2;
+  const std::vector<std::string_view> params = lambda_params(functor);
+  if (!params.empty()) return static_cast<int>(params.size()) + 1;
+  return 0;
+}
+
+std::string reduce_op_of(std::string_view ops) {
+  struct Op {
+    std::string_view marker, name;
+  };
+  for (const Op& o :
+       {Op{"sum_functor", "sum"}, Op{"prod_functor", "prod"}, Op{"MaxOps<", "max"},
+        Op{"MinOps<", "min"}, Op{"MaxNanFunctor<", "max"}, Op{"MinNanFunctor<", "min"},
+        Op{"max_values_kernel", "max"}, Op{"min_values_kernel", "min"}, Op{"or_kernel_cuda", "or"},
+        Op{"and_kernel_cuda", "and"}, Op{"MeanOps<", "mean"}}) {
+    if (ops.find(o.marker) != std::string_view::npos) return std::string(o.name);
+  }
+  return "";
+}
+
+// Size of the ops object a ReduceOp starts with. Captureless functor wrappers and the stateless
+// Max/Min ops are empty (size 1); MeanOps holds its factor (its third template argument).
+int ops_size(std::string_view ops) {
+  if (ops.find("at::native::func_wrapper_t<") == 0) {
+    // A lambda with captures would not be empty; PyTorch's reduction lambdas capture nothing
+    // (they are written as [] or [=] with nothing used from the scope).
+    return 1;
+  }
+  if (ops.find("at::native::MaxOps<") == 0 || ops.find("at::native::MinOps<") == 0) return 1;
+  if (ops.find("at::native::MeanOps<") == 0) {
+    const std::vector<std::string_view> a = template_args(ops);
+    if (a.size() >= 3) return scalar_bytes(a[2]);
+  }
+  return 0;
+}
+
+void classify_reduce(std::string_view d, TorchKernel& k) {
+  const std::vector<std::string_view> targs = template_args(d);
+  if (targs.size() < 3 || targs[2].find("at::native::ReduceOp<") != 0) return;
+  const std::vector<std::string_view> r = template_args(targs[2]);
+  // ReduceOp<scalar_t, ops_t, index_t, out_scalar_t, vt0, input_vec_size>
+  if (r.size() < 4) return;
+  k.scalar = {std::string(r[0]), scalar_bytes(r[0])};
+  k.out_scalar = {std::string(r[3]), scalar_bytes(r[3])};
+  k.functor = std::string(r[1]);
+  k.reduce_op = reduce_op_of(r[1]);
+  k.ops_bytes = ops_size(r[1]);
+  // The accumulator: func_wrapper_t<acc, F>, MaxOps<acc>, MeanOps<scalar, acc, factor, out>.
+  const std::vector<std::string_view> o = template_args(r[1]);
+  if (!o.empty()) {
+    std::string_view acc = o[0];
+    if (r[1].find("at::native::MeanOps<") == 0 && o.size() >= 2) acc = o[1];
+    k.accumulator = {std::string(acc), scalar_bytes(acc)};
+  }
+  if (k.scalar.bytes == 0 || k.out_scalar.bytes == 0) return;
+  k.family = TorchFamily::kReduce;
+}
+
+void classify_cat(std::string_view base, std::string_view d, TorchKernel& k) {
+  // The _vectorized variant writes through a char* with its own offsets: not decoded.
+  if (!ends_with(base, "CatArrayBatchedCopy") && !ends_with(base, "_contig")) return;
+  const std::vector<std::string_view> targs = template_args(d);
+  // CatArrayBatchedCopy*<OpaqueType<bytes>, index_t, dims, batch, stride[, alignment]>
+  if (targs.size() < 5) return;
+  const std::vector<std::string_view> opaque = template_args(targs[0]);
+  if (targs[0].find("OpaqueType<") == std::string_view::npos || opaque.size() != 1) return;
+  k.cat_element_bytes = std::atoi(std::string(opaque[0]).c_str());
+  k.cat_index_bytes = scalar_bytes(targs[1]);
+  k.cat_dims = std::atoi(std::string(targs[2]).c_str());
+  k.cat_batch = std::atoi(std::string(targs[3]).c_str());
+  k.cat_stride_size = std::atoi(std::string(targs[4]).c_str());
+  k.cat_contiguous = base.find("_contig") != std::string_view::npos;
+  if (k.cat_element_bytes <= 0 || k.cat_index_bytes != 4 || k.cat_dims <= 0 || k.cat_dims > 4 ||
+      k.cat_batch <= 0 || k.cat_stride_size <= 0) {
+    return;
+  }
+  k.family = TorchFamily::kCat;
+}
+
+// Row-wise kernels: one block per row; the row length is one argument, the element types
+// the kernel's first template arguments.
+void classify_rowwise(std::string_view base, std::string_view d, TorchKernel& k) {
+  struct Row {
+    std::string_view name;
+    int length_arg;
+    int streams;  // row-sized tensors read or written
+    std::string_view op;
+  };
+  static constexpr Row kRows[] = {
+      {"vectorized_layer_norm_kernel", 0, 2, "norm"},
+      {"layer_norm_grad_input_kernel_vectorized", 6, 3, "norm"},
+      {"layer_norm_grad_input_kernel", 6, 3, "norm"},
+      {"cunn_SoftMaxForward", 2, 2, "softmax"},
+      {"cunn_SoftMaxForwardSmem", 2, 2, "softmax"},
+      {"cunn_SoftMaxBackward", 3, 3, "softmax"},
+  };
+  for (const Row& r : kRows) {
+    if (!ends_with(base, r.name)) continue;
+    const std::vector<ScalarType> types = scalar_types_in(d.substr(0, d.find('(')));
+    if (types.empty()) return;
+    // The parameter list: "(int, float, float const*, ...)" after the template arguments.
+    const size_t targs_open = d.find('<');
+    const size_t targs_close = targs_open == std::string_view::npos ? 0 : matching(d, targs_open);
+    if (targs_close == std::string_view::npos) return;
+    const size_t open = d.find('(', targs_close);
+    const size_t close = open == std::string_view::npos ? open : matching(d, open);
+    if (close == std::string_view::npos) return;
+    const std::vector<std::string_view> params = split_top(d.substr(open + 1, close - open - 1));
+    if (r.length_arg >= static_cast<int>(params.size())) return;
+    k.row_length_bytes = scalar_bytes(params[r.length_arg]);
+    if (k.row_length_bytes != 4 && k.row_length_bytes != 8) return;
+    k.in_bytes = k.out_bytes = types.front().bytes;
+    k.operands = r.streams;
+    k.row_length_arg = r.length_arg;
+    k.functor = std::string(r.op);
+    k.family = TorchFamily::kRowwise;
+    return;
+  }
+}
+
+}  // namespace
+
+int scalar_bytes(std::string_view t) {
+  t = trim(t);
+  if (t.substr(0, 7) == "c10::Fl" && t.find("Float8_") != std::string_view::npos) return 1;
+  struct Size {
+    std::string_view name;
+    int bytes;
+  };
+  static constexpr Size kSizes[] = {
+      {"bool", 1},
+      {"unsigned char", 1},
+      {"signed char", 1},
+      {"char", 1},
+      {"short", 2},
+      {"unsigned short", 2},
+      {"int", 4},
+      {"unsigned int", 4},
+      {"long", 8},
+      {"unsigned long", 8},
+      {"long long", 8},
+      {"float", 4},
+      {"double", 8},
+      {"c10::Half", 2},
+      {"c10::BFloat16", 2},
+      {"__half", 2},
+      {"__nv_bfloat16", 2},
+      {"c10::complex<float>", 8},
+      {"c10::complex<double>", 16},
+      {"c10::complex<c10::Half>", 4},
+  };
+  for (const Size& s : kSizes) {
+    if (t == s.name) return s.bytes;
+  }
+  return 0;
+}
+
+std::vector<std::string_view> template_args(std::string_view text) {
+  const size_t open = text.find('<');
+  if (open == std::string_view::npos) return {};
+  const size_t close = matching(text, open);
+  if (close == std::string_view::npos) return {};
+  return split_top(text.substr(open + 1, close - open - 1));
+}
+
+std::string demangle(const char* mangled) {
+  int status = 0;
+  std::unique_ptr<char, decltype(&std::free)> out(
+      abi::__cxa_demangle(mangled, nullptr, nullptr, &status), &std::free);
+  return status == 0 && out ? std::string(out.get()) : std::string(mangled);
+}
+
+TorchKernel classify_torch_kernel(std::string_view demangled) {
+  // "(anonymous namespace)::" would read as a parameter list; the families are known without it.
+  std::string text(demangled);
+  for (size_t at; (at = text.find("(anonymous namespace)::")) != std::string::npos;) {
+    text.erase(at, 23);
+  }
+  const std::string_view d = text;
+  TorchKernel k;
+  const std::string_view base = base_name(d);
+  if (base == "at::native::vectorized_elementwise_kernel" ||
+      base == "at::native::unrolled_elementwise_kernel") {
+    const bool vectorized = base == "at::native::vectorized_elementwise_kernel";
+    const std::vector<std::string_view> targs = template_args(d);
+    const size_t f = vectorized ? 1 : 0;
+    if (targs.size() < f + 2) return k;
+    k.functor = std::string(targs[f]);
+    k.operands = array_size(targs[f + 1]);
+    if (k.operands == 0) return k;
+    element_sizes(k.functor, k);
+    k.family = vectorized ? TorchFamily::kVectorized : TorchFamily::kUnrolled;
+    if (!vectorized) {
+      // <F, array, [vt,] input calc, output calc, loader, storer>: positions vary by version.
+      int trivial = 0;
+      bool plain_load = false, plain_store = false, cast_load = false, cast_store = false;
+      for (size_t i = f + 2; i < targs.size(); ++i) {
+        trivial += targs[i].find("TrivialOffsetCalculator<") != std::string_view::npos;
+        plain_load |= targs[i].find("LoadWithoutCast") != std::string_view::npos;
+        plain_store |= targs[i].find("StoreWithoutCast") != std::string_view::npos;
+        cast_load |= targs[i].find("LoadWithCast<") != std::string_view::npos;
+        cast_store |= targs[i].find("StoreWithCast<") != std::string_view::npos;
+      }
+      k.unrolled_trivial = trivial == 2 && plain_load && plain_store;
+      k.unrolled_cast = trivial == 2 && cast_load && cast_store;
+      if (k.unrolled_cast) k.out_type_known = true;  // the storer says
+    }
+  } else if (base == "at::native::elementwise_kernel") {
+    const std::vector<std::string_view> targs = template_args(d);
+    if (targs.size() < 3) return k;
+    // gpu_kernel_impl_nocast<F>(...)::{lambda(int)#1} or gpu_kernel_impl<F>(...)::{...}
+    const std::vector<std::string_view> inner = template_args(targs[2]);
+    k.functor = std::string(inner.empty() ? targs[2] : inner.front());
+    k.operands = operand_count(k.functor);
+    element_sizes(k.functor, k);
+    k.family = TorchFamily::kStrided;
+  } else if (base == "at::native::reduce_kernel") {
+    classify_reduce(d, k);
+  } else if (base.find("CatArrayBatchedCopy") != std::string_view::npos) {
+    classify_cat(base, d, k);
+  } else {
+    classify_rowwise(base, d, k);
+  }
+  return k;
+}
+
+}  // namespace phantora::shim

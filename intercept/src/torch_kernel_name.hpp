@@ -1,0 +1,82 @@
+// What a PyTorch kernel is, read from its demangled name: the family of launch code that
+// generated it (elementwise loops, reductions, concatenation, row-wise norms and softmax) and the
+// element types it works on. The family tells the shim how to read the launch's arguments
+// (torch_kernel_args.hpp) for the element count that prices the launch and, for tiny tensors,
+// for the operands that let it compute the result (small_kernels.hpp).
+//
+// Names come from PyTorch's ATen/native/cuda sources (Loops.cuh, CUDALoops.cuh, Reduce.cuh,
+// Shape.cu, layer_norm_kernel.cu, SoftMax.cu); docs/kernels.md lists the families and what each
+// reads. Pure string work: no CUDA, no process state.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace phantora::shim {
+
+enum class TorchFamily : uint8_t {
+  kUnknown = 0,
+  // vectorized_elementwise_kernel<vec, F, std::array<char*, K>>(int N, F f, array data)
+  kVectorized,
+  // unrolled_elementwise_kernel<F, array, ...>(int N, F f, array data, in_calc, out_calc, ...)
+  kUnrolled,
+  // elementwise_kernel<threads, vt, lambda>(int N, lambda): strided operands behind the lambda
+  kStrided,
+  // reduce_kernel<threads, outputs, ReduceOp<...>>(ReduceOp op)
+  kReduce,
+  // CatArrayBatchedCopy*<OpaqueType<bytes>, index, dims, batch, ...>(out, inputs, os, dim, stride)
+  kCat,
+  // One block per row: vectorized_layer_norm_kernel(int N, ...), cunn_SoftMax*(..., classes)
+  kRowwise,
+};
+
+struct ScalarType {
+  std::string name;  // as demangled: float, c10::BFloat16, long, bool, ...
+  int bytes = 0;
+};
+
+struct TorchKernel {
+  TorchFamily family = TorchFamily::kUnknown;
+  std::string functor;  // elementwise: the functor's text; reduce: the ops type's text;
+                        // row-wise: "norm" or "softmax"
+  int operands = 0;     // elementwise: K of std::array<char*, K> (output first), 0 if unknown
+  // unrolled_elementwise_kernel with trivial offset calculators and no casting loads: every
+  // operand is dense from its base address.
+  bool unrolled_trivial = false;
+  // Likewise dense, but loading and storing through LoadWithCast / StoreWithCast: the element
+  // types are in the loader's and storer's arguments (c10::ScalarType codes), not the name.
+  bool unrolled_cast = false;
+  int out_bytes = 0;              // element size of the output
+  int in_bytes = 0;               // element size of each input
+  std::string out_type, in_type;  // their names where the name says (elementwise functors)
+  bool out_type_known = false;    // out_type is named (else out_bytes is the input's size)
+  // Reductions: the element type read, the accumulator (ident) type, the one written, and the
+  // operation ("sum", "prod", "max", "min", "or", "and", "mean", ... or "" when not known).
+  ScalarType scalar, accumulator, out_scalar;
+  std::string reduce_op;
+  int ops_bytes = 0;  // sizeof of the ops object, which precedes ident in ReduceOp; 0 if unknown
+  // Concatenation: bytes per element (OpaqueType<bytes>), index width and tensor rank.
+  int cat_element_bytes = 0;
+  int cat_index_bytes = 0;
+  int cat_dims = 0;
+  int cat_batch = 0;            // inputs per launch the metadata has room for
+  int cat_stride_size = 0;      // size/stride records in the metadata (1: all contiguous)
+  bool cat_contiguous = false;  // the _contig variants: inputs are contiguous
+  // Row-wise kernels: which argument holds the row length (-1: none) and its width in bytes.
+  int row_length_arg = -1;
+  int row_length_bytes = 0;
+};
+
+// Classifies a demangled name (abi::__cxa_demangle's output); kUnknown if not a known family.
+TorchKernel classify_torch_kernel(std::string_view demangled);
+// Demangles a mangled device-function name; the input itself when it is not a C++ name.
+std::string demangle(const char* mangled);
+
+// Size of an element type as demangled (0 when not a scalar type the shim knows).
+int scalar_bytes(std::string_view type);
+// Top-level template arguments of `name<...>(...)`, split on depth-0 commas and trimmed.
+std::vector<std::string_view> template_args(std::string_view text);
+
+}  // namespace phantora::shim

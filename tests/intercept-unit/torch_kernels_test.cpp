@@ -1,0 +1,437 @@
+// PyTorch kernel families: classification of demangled names, decoding of launch arguments,
+// and the small-kernel results on the shadow store. Argument buffers are built from structs
+// declared here after PyTorch's own parameter types (Reduce.cuh, OffsetCalculator.cuh, Shape.cu,
+// the functors of BinaryAddSub / CompareKernels / Fill), so the compiler, not the decoder's
+// offset arithmetic, decides where each field lies.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "shadow.hpp"
+#include "small_kernels.hpp"
+#include "torch_kernel_args.hpp"
+#include "torch_kernel_name.hpp"
+
+using namespace phantora::shim;
+
+namespace {
+
+// ---- names as the PyTorch 2.x CUDA wheels register them (demangled) -------------------------
+
+constexpr const char* kFillLong =
+    "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<long>, "
+    "std::array<char*, 1ul>, false>(int, at::native::FillFunctor<long>, std::array<char*, 1ul>)";
+constexpr const char* kCastFloatToBf16 =
+    "void at::native::vectorized_elementwise_kernel<8, "
+    "at::native::converting_copy_kernel_cuda<float, c10::BFloat16>(at::TensorIteratorBase&)::"
+    "{lambda(float)#1}, std::array<char*, 2ul>, false>(int, "
+    "at::native::converting_copy_kernel_cuda<float, c10::BFloat16>(at::TensorIteratorBase&)::"
+    "{lambda(float)#1}, std::array<char*, 2ul>)";
+constexpr const char* kMulBf16 =
+    "void at::native::vectorized_elementwise_kernel<8, at::native::BinaryFunctor<c10::BFloat16, "
+    "c10::BFloat16, c10::BFloat16, at::native::binary_internal::MulFunctor<float> >, "
+    "std::array<char*, 3ul>, false>(int, at::native::BinaryFunctor<c10::BFloat16, c10::BFloat16, "
+    "c10::BFloat16, at::native::binary_internal::MulFunctor<float> >, std::array<char*, 3ul>)";
+constexpr const char* kAddOnSelfLong =
+    "void at::native::vectorized_elementwise_kernel<2, at::native::CUDAFunctorOnSelf_add<long>, "
+    "std::array<char*, 2ul>, false>(int, at::native::CUDAFunctorOnSelf_add<long>, "
+    "std::array<char*, 2ul>)";
+constexpr const char* kAddUnrolledLong =
+    "void at::native::unrolled_elementwise_kernel<at::native::CUDAFunctor_add<long>, "
+    "std::array<char*, 3ul>, 4, TrivialOffsetCalculator<2, unsigned int>, "
+    "TrivialOffsetCalculator<1, unsigned int>, at::native::memory::LoadWithoutCast, "
+    "at::native::memory::StoreWithoutCast>(int, at::native::CUDAFunctor_add<long>, "
+    "std::array<char*, 3ul>, TrivialOffsetCalculator<2, unsigned int>, "
+    "TrivialOffsetCalculator<1, unsigned int>, at::native::memory::LoadWithoutCast, "
+    "at::native::memory::StoreWithoutCast)";
+constexpr const char* kCompareLong =
+    "void at::native::vectorized_elementwise_kernel<8, at::native::(anonymous "
+    "namespace)::CompareFunctor<long>, std::array<char*, 3ul>, false>(int, "
+    "at::native::(anonymous namespace)::CompareFunctor<long>, std::array<char*, 3ul>)";
+constexpr const char* kStridedMul =
+    "void at::native::elementwise_kernel<128, 4, "
+    "at::native::gpu_kernel_impl_nocast<at::native::BinaryFunctor<c10::BFloat16, c10::BFloat16, "
+    "c10::BFloat16, at::native::binary_internal::MulFunctor<float> > "
+    ">(at::TensorIteratorBase&, at::native::BinaryFunctor<c10::BFloat16, c10::BFloat16, "
+    "c10::BFloat16, at::native::binary_internal::MulFunctor<float> > const&)::{lambda(int)#1}>"
+    "(int, at::native::gpu_kernel_impl_nocast<at::native::BinaryFunctor<c10::BFloat16, "
+    "c10::BFloat16, c10::BFloat16, at::native::binary_internal::MulFunctor<float> > "
+    ">(at::TensorIteratorBase&, at::native::BinaryFunctor<c10::BFloat16, c10::BFloat16, "
+    "c10::BFloat16, at::native::binary_internal::MulFunctor<float> > const&)::{lambda(int)#1})";
+constexpr const char* kSumLong =
+    "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<long, "
+    "at::native::func_wrapper_t<long, at::native::sum_functor<long, long, "
+    "long>::operator()(at::TensorIterator&)::{lambda(long, long)#1}>, unsigned int, long, 4, 4> "
+    ">(at::native::ReduceOp<long, at::native::func_wrapper_t<long, at::native::sum_functor<long, "
+    "long, long>::operator()(at::TensorIterator&)::{lambda(long, long)#1}>, unsigned int, long, "
+    "4, 4>)";
+constexpr const char* kMaxFloat =
+    "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, "
+    "at::native::func_wrapper_t<float, at::native::MaxNanFunctor<float> >, unsigned int, float, "
+    "4, 4> >(at::native::ReduceOp<float, at::native::func_wrapper_t<float, "
+    "at::native::MaxNanFunctor<float> >, unsigned int, float, 4, 4>)";
+constexpr const char* kCatLong =
+    "void at::native::(anonymous namespace)::CatArrayBatchedCopy_alignedK_contig<"
+    "at::native::(anonymous namespace)::OpaqueType<8u>, unsigned int, 1, 128, 1, 16>("
+    "at::native::(anonymous namespace)::OpaqueType<8u>*, at::native::(anonymous "
+    "namespace)::CatArrInputTensorMetadata<at::native::(anonymous namespace)::OpaqueType<8u>, "
+    "unsigned int, 128, 1>, at::native::(anonymous namespace)::TensorSizeStride<unsigned int, "
+    "4u>, int, unsigned int)";
+constexpr const char* kCatStrided =
+    "void at::native::(anonymous namespace)::CatArrayBatchedCopy<at::native::(anonymous "
+    "namespace)::OpaqueType<2u>, unsigned int, 4, 64, 64>(at::native::(anonymous "
+    "namespace)::OpaqueType<2u>*, at::native::(anonymous "
+    "namespace)::CatArrInputTensorMetadata<at::native::(anonymous namespace)::OpaqueType<2u>, "
+    "unsigned int, 64, 64>, at::native::(anonymous namespace)::TensorSizeStride<unsigned int, "
+    "4u>, int, unsigned int)";
+constexpr const char* kSoftmaxBackward =
+    "void at::native::(anonymous namespace)::cunn_SoftMaxBackward<4, float, float, float, "
+    "at::native::(anonymous namespace)::LogSoftMaxBackwardEpilogue>(float*, float const*, float "
+    "const*, long)";
+constexpr const char* kLayerNorm =
+    "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float, float, "
+    "true>(int, float, float const*, float const*, float const*, float*, float*, float*)";
+constexpr const char* kFlash =
+    "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 128, 4, false, false, "
+    "cutlass::bfloat16_t, Flash_kernel_traits<64, 128, 128, 4, cutlass::bfloat16_t> >, false, "
+    "true, false, false, true, true, false, false>(pytorch_flash::Flash_fwd_params)";
+
+// ---- parameter structs laid out as PyTorch declares them -------------------------------------
+
+struct IntDivider {
+  uint32_t divisor, m1, shift;
+};
+template <int NARGS>
+struct OffsetCalculator {
+  int dims;
+  IntDivider sizes[25];
+  uint32_t strides[25][NARGS];
+};
+struct ReduceConfig {
+  int element_size_bytes, num_inputs, num_outputs, step_input, step_output, ctas_per_output;
+  int input_mult[3], output_mult[2];
+  int block_width, block_height, num_threads;
+  bool vectorize_input;
+  int output_vec_size;
+};
+struct EmptyOps {};  // func_wrapper_t over a captureless lambda, MaxNanFunctor: no state
+template <typename Acc>
+struct ReduceOp {
+  EmptyOps ops;
+  Acc ident;
+  ReduceConfig config;
+  OffsetCalculator<1> input_calc;
+  OffsetCalculator<2> output_calc;
+  const void* src;
+  const char* dst[2];
+  void* acc_buf;
+  void* cta_buf;
+  int* semaphores;
+  int64_t base_idx;
+  bool accumulate;
+  bool final_output;
+  int noutputs;
+};
+
+template <typename Acc>
+ReduceOp<Acc> full_reduction(Acc ident, uint64_t src, uint64_t dst, int n, int element_size) {
+  ReduceOp<Acc> op;
+  std::memset(&op, 0, sizeof(op));
+  op.ident = ident;
+  op.config.element_size_bytes = element_size;
+  op.config.num_inputs = n;
+  op.config.num_outputs = 1;
+  op.input_calc.dims = 1;
+  op.input_calc.sizes[0].divisor = static_cast<uint32_t>(n);
+  op.input_calc.strides[0][0] = static_cast<uint32_t>(element_size);  // bytes
+  op.output_calc.dims = 0;
+  op.src = reinterpret_cast<const void*>(src);
+  op.dst[0] = reinterpret_cast<const char*>(dst);
+  op.final_output = true;
+  op.noutputs = 1;
+  return op;
+}
+
+struct TensorSizeStride {
+  uint32_t size[4], stride[4];
+};
+template <int N, int S>
+struct CatMetadata {
+  const void* input[N];
+  uint32_t offset[N], dim_size[N], elements[N];
+  bool contiguous[N];
+  TensorSizeStride strides[S];
+};
+
+// Device addresses: any values work, the shadow store keys bytes by address.
+constexpr uint64_t kBase = 0x7f0000000000;
+
+template <typename T>
+void put(uint64_t addr, std::initializer_list<T> values) {
+  std::vector<T> v(values);
+  ShadowStore::get().write(addr, v.data(), v.size() * sizeof(T));
+}
+template <typename T>
+T get(uint64_t addr) {
+  T v;
+  ShadowStore::get().read(addr, &v, sizeof(T));
+  return v;
+}
+
+TorchKernel classify(const char* name) {
+  return classify_torch_kernel(name);
+}
+
+void run(const TorchKernel& k, void** args, std::array<uint32_t, 3> grid = {1, 1, 1}) {
+  const auto plan = plan_small_kernel(k, args, grid);
+  ASSERT_TRUE(plan.has_value());
+  ASSERT_TRUE(static_cast<bool>(plan->run)) << "expected the launch to be computed";
+  run_small_kernel(*plan);
+}
+
+}  // namespace
+
+TEST(TorchKernelName, ElementwiseFamiliesAndOperandSizes) {
+  const TorchKernel fill = classify(kFillLong);
+  EXPECT_EQ(fill.family, TorchFamily::kVectorized);
+  EXPECT_EQ(fill.operands, 1);
+  EXPECT_EQ(fill.out_bytes, 8);
+
+  // A converting copy reads the lambda's parameter type and writes the other one.
+  const TorchKernel cast = classify(kCastFloatToBf16);
+  EXPECT_EQ(cast.operands, 2);
+  EXPECT_EQ(cast.in_type, "float");
+  EXPECT_EQ(cast.out_type, "c10::BFloat16");
+  EXPECT_EQ(cast.in_bytes, 4);
+  EXPECT_EQ(cast.out_bytes, 2);
+
+  const TorchKernel mul = classify(kMulBf16);
+  EXPECT_EQ(mul.operands, 3);
+  EXPECT_EQ(mul.in_bytes, 2);
+  EXPECT_EQ(mul.out_bytes, 2);
+
+  const TorchKernel unrolled = classify(kAddUnrolledLong);
+  EXPECT_EQ(unrolled.family, TorchFamily::kUnrolled);
+  EXPECT_TRUE(unrolled.unrolled_trivial);
+
+  // Comparisons write bool whatever they compare.
+  EXPECT_EQ(classify(kCompareLong).out_bytes, 1);
+  EXPECT_EQ(classify(kCompareLong).in_bytes, 8);
+
+  // The strided loop names its functor inside gpu_kernel_impl_nocast<...>.
+  const TorchKernel strided = classify(kStridedMul);
+  EXPECT_EQ(strided.family, TorchFamily::kStrided);
+  EXPECT_EQ(strided.operands, 3);
+  EXPECT_EQ(strided.in_bytes, 2);
+}
+
+TEST(TorchKernelName, ReductionsConcatenationAndRows) {
+  const TorchKernel sum = classify(kSumLong);
+  EXPECT_EQ(sum.family, TorchFamily::kReduce);
+  EXPECT_EQ(sum.reduce_op, "sum");
+  EXPECT_EQ(sum.scalar.bytes, 8);
+  EXPECT_EQ(sum.accumulator.name, "long");
+  EXPECT_EQ(sum.ops_bytes, 1);
+  EXPECT_EQ(classify(kMaxFloat).reduce_op, "max");
+
+  const TorchKernel cat = classify(kCatLong);
+  EXPECT_EQ(cat.family, TorchFamily::kCat);
+  EXPECT_EQ(cat.cat_element_bytes, 8);
+  EXPECT_EQ(cat.cat_dims, 1);
+  EXPECT_EQ(cat.cat_batch, 128);
+  EXPECT_EQ(cat.cat_stride_size, 1);
+  EXPECT_TRUE(cat.cat_contiguous);
+  const TorchKernel strided_cat = classify(kCatStrided);
+  EXPECT_EQ(strided_cat.cat_dims, 4);
+  EXPECT_FALSE(strided_cat.cat_contiguous);
+
+  const TorchKernel softmax = classify(kSoftmaxBackward);
+  EXPECT_EQ(softmax.family, TorchFamily::kRowwise);
+  EXPECT_EQ(softmax.row_length_arg, 3);
+  EXPECT_EQ(softmax.row_length_bytes, 8);  // `long classes`
+  EXPECT_EQ(classify(kLayerNorm).row_length_bytes, 4);
+
+  EXPECT_EQ(classify(kFlash).family, TorchFamily::kUnknown);
+  EXPECT_EQ(classify("_Z6kernelPf").family, TorchFamily::kUnknown);
+  EXPECT_EQ(demangle("_Z6kernelPf"), "kernel(float*)");
+}
+
+TEST(TorchKernelArgs, ElementwiseWorkIsElementsTimesOperandBytes) {
+  int n = 1000;
+  char functor = 0;
+  uint64_t data[3] = {kBase, kBase + 4096, kBase + 8192};
+  void* args[] = {&n, &functor, data};
+  const auto w = launch_work(classify(kMulBf16), args, {1, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_STREQ(w->op, "elementwise");
+  EXPECT_EQ(w->bytes_read, 1000u * 2 * 2);  // two bf16 inputs
+  EXPECT_EQ(w->bytes_written, 1000u * 2);
+}
+
+TEST(TorchKernelArgs, RowwiseWorkIsRowsTimesLength) {
+  // cunn_SoftMaxBackward(gradInput, output, gradOutput, long classes): one block per row.
+  int64_t classes = 50304;
+  uint64_t ptr = kBase;
+  void* args[] = {&ptr, &ptr, &ptr, &classes};
+  const auto w = launch_work(classify(kSoftmaxBackward), args, {8192, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->bytes_read, 8192ull * 50304 * 4 * 2);
+  EXPECT_EQ(w->bytes_written, 8192ull * 50304 * 4);
+}
+
+TEST(TorchKernelArgs, ReduceOpFieldsDecodeAtPyTorchsOffsets) {
+  auto op = full_reduction<int64_t>(0, kBase, kBase + 512, 3, 8);
+  op.config.num_outputs = 1;
+  void* args[] = {&op};
+  const auto r = read_reduce(classify(kSumLong), args);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->element_size, 8);
+  EXPECT_EQ(r->num_inputs, 3u);
+  EXPECT_EQ(r->src, kBase);
+  EXPECT_EQ(r->dst, kBase + 512);
+  EXPECT_EQ(r->noutputs, 1);
+  EXPECT_EQ(r->input_calc.offsets(2)[0], 16u);
+  // A buffer whose element size disagrees with the name is not misread.
+  op.config.element_size_bytes = 4;
+  EXPECT_FALSE(read_reduce(classify(kSumLong), args).has_value());
+}
+
+TEST(SmallKernels, SumAndMaxOfHostWrittenValues) {
+  const uint64_t in = kBase + 0x10000, out = kBase + 0x10200;
+  put<int64_t>(in, {5, 7, 11});
+  auto op = full_reduction<int64_t>(0, in, out, 3, 8);
+  void* args[] = {&op};
+  run(classify(kSumLong), args);
+  EXPECT_EQ(get<int64_t>(out), 23);
+
+  // max propagates NaN like MaxNanFunctor; without NaN it is the largest value.
+  const uint64_t fin = kBase + 0x10400, fout = kBase + 0x10600;
+  put<float>(fin, {1.5f, -2.0f, 4.25f, 0.0f});
+  auto fop = full_reduction<float>(-INFINITY, fin, fout, 4, 4);
+  void* fargs[] = {&fop};
+  run(classify(kMaxFloat), fargs);
+  EXPECT_EQ(get<float>(fout), 4.25f);
+  put<float>(fin + 4, {NAN});
+  run(classify(kMaxFloat), fargs);
+  EXPECT_TRUE(std::isnan(get<float>(fout)));
+}
+
+TEST(SmallKernels, ConcatenationPlacesEachInputAtItsOffset) {
+  const uint64_t a = kBase + 0x20000, b = kBase + 0x20200, out = kBase + 0x20400;
+  put<int64_t>(a, {1, 2});
+  put<int64_t>(b, {3});
+  CatMetadata<128, 1> meta;
+  std::memset(&meta, 0, sizeof(meta));
+  meta.input[0] = reinterpret_cast<const void*>(a);
+  meta.input[1] = reinterpret_cast<const void*>(b);
+  meta.offset[0] = 0, meta.offset[1] = 2;
+  meta.dim_size[0] = 2, meta.dim_size[1] = 1;
+  meta.elements[0] = 2, meta.elements[1] = 1;
+  TensorSizeStride os{{3, 0, 0, 0}, {1, 0, 0, 0}};
+  uint64_t output = out;
+  int dim = 0;
+  uint32_t dim_stride = 1;
+  void* args[] = {&output, &meta, &os, &dim, &dim_stride};
+  run(classify(kCatLong), args, {264, 2, 1});
+  EXPECT_EQ(get<int64_t>(out), 1);
+  EXPECT_EQ(get<int64_t>(out + 8), 2);
+  EXPECT_EQ(get<int64_t>(out + 16), 3);
+}
+
+TEST(SmallKernels, ElementwiseFunctors) {
+  const uint64_t x = kBase + 0x30000, y = kBase + 0x30200, out = kBase + 0x30400;
+  put<int64_t>(x, {5, 9});
+  put<int64_t>(y, {7, 9});
+  uint64_t unary[2] = {out, x};
+  uint64_t binary[3] = {out, x, y};
+  int n = 2;
+
+  // CUDAFunctorOnSelf_add<long>{other, alpha}: x + alpha * other.
+  struct {
+    int64_t other, alpha;
+  } on_self{3, 2};
+  void* add_args[] = {&n, &on_self, unary};
+  run(classify(kAddOnSelfLong), add_args);
+  EXPECT_EQ(get<int64_t>(out), 11);
+  EXPECT_EQ(get<int64_t>(out + 8), 15);
+
+  // CompareFunctor<long>{OpType::GT = 1}: bool out.
+  int32_t greater = 1;
+  void* cmp_args[] = {&n, &greater, binary};
+  run(classify(kCompareLong), cmp_args);
+  EXPECT_EQ(get<uint8_t>(out), 0);      // 5 > 7
+  EXPECT_EQ(get<uint8_t>(out + 1), 0);  // 9 > 9
+  greater = 0;                          // GE
+  run(classify(kCompareLong), cmp_args);
+  EXPECT_EQ(get<uint8_t>(out + 1), 1);
+
+  // FillFunctor<long>{value}.
+  int64_t value = -4;
+  uint64_t fill_data[1] = {out};
+  void* fill_args[] = {&n, &value, fill_data};
+  run(classify(kFillLong), fill_args);
+  EXPECT_EQ(get<int64_t>(out + 8), -4);
+
+  // float -> bf16 keeps the 8 significant bits: 1.5 and 2.25 exactly, 1/3 rounded.
+  const uint64_t f = kBase + 0x30600, h = kBase + 0x30800;
+  put<float>(f, {1.5f, 2.25f, 1.0f / 3});
+  int three = 3;
+  char lambda = 0;
+  uint64_t cast_data[2] = {h, f};
+  void* cast_args[] = {&three, &lambda, cast_data};
+  run(classify(kCastFloatToBf16), cast_args);
+  EXPECT_EQ(get<uint16_t>(h), 0x3fc0);      // 1.5
+  EXPECT_EQ(get<uint16_t>(h + 2), 0x4010);  // 2.25
+  EXPECT_EQ(get<uint16_t>(h + 4), 0x3eab);  // 0.333984375, the nearest bf16 to 1/3
+}
+
+TEST(SmallKernels, LargeOrUnknownLaunchesForgetTheirOutput) {
+  const uint64_t out = kBase + 0x40000, neighbour = out - 16;
+  put<int64_t>(neighbour, {42});
+  put<int64_t>(out, {7});
+  int n = static_cast<int>(kMaxEmulatedElements) + 1;
+  int64_t value = 1;
+  uint64_t data[1] = {out};
+  void* args[] = {&n, &value, data};
+  const auto plan = plan_small_kernel(classify(kFillLong), args, {1, 1, 1});
+  ASSERT_TRUE(plan.has_value());
+  EXPECT_FALSE(static_cast<bool>(plan->run));
+  run_small_kernel(*plan);
+  EXPECT_EQ(get<int64_t>(out), 0);
+  // Bytes outside the output, on the same page, are kept.
+  EXPECT_EQ(get<int64_t>(neighbour), 42);
+}
+
+TEST(SmallKernels, CastingLoadsTakeTheirTypesFromTheLoaderAndStorer) {
+  // PyTorch 2.8's bf16 -> float copy: the lambda works in float, the loader reads BFloat16
+  // (c10::ScalarType 15) and the storer writes Float (6).
+  constexpr const char* kCastingCopy =
+      "void at::native::unrolled_elementwise_kernel<at::native::direct_copy_kernel_cuda("
+      "at::TensorIteratorBase&)::{lambda()#3}::operator()() const::{lambda()#7}::operator()() "
+      "const::{lambda(float)#1}, std::array<char*, 2ul>, 4, TrivialOffsetCalculator<1, unsigned "
+      "int>, TrivialOffsetCalculator<1, unsigned int>, at::native::memory::LoadWithCast<1>, "
+      "at::native::memory::StoreWithCast<1> >(int, at::native::direct_copy_kernel_cuda("
+      "at::TensorIteratorBase&)::{lambda()#3}::operator()() const::{lambda()#7}::operator()() "
+      "const::{lambda(float)#1}, std::array<char*, 2ul>, TrivialOffsetCalculator<1, unsigned "
+      "int>, TrivialOffsetCalculator<1, unsigned int>, at::native::memory::LoadWithCast<1>, "
+      "at::native::memory::StoreWithCast<1>)";
+  const TorchKernel k = classify(kCastingCopy);
+  ASSERT_EQ(k.family, TorchFamily::kUnrolled);
+  EXPECT_TRUE(k.unrolled_cast);
+
+  struct WithCast {  // LoadWithCast<1> / StoreWithCast<1>
+    int8_t dtypes[1];
+    uint32_t element_sizes[1];
+  };
+  const uint64_t src = kBase + 0x50000, dst = kBase + 0x50200;
+  put<uint16_t>(src, {0x3fc0, 0xc010});  // bf16 1.5, -2.25
+  int n = 2;
+  char lambda = 0, calc = 0;
+  uint64_t data[2] = {dst, src};
+  WithCast loader{{15}, {2}}, storer{{6}, {4}};
+  void* args[] = {&n, &lambda, data, &calc, &calc, &loader, &storer};
+  run(k, args);
+  EXPECT_EQ(get<float>(dst), 1.5f);
+  EXPECT_EQ(get<float>(dst + 4), -2.25f);
+}
