@@ -50,6 +50,7 @@ nlohmann::json make_report(const SimulationConfig& config, const RunStats& stats
   r["exit_code"] = outcome.exit_code;
   if (!outcome.message.empty()) r["message"] = outcome.message;
   r["command"] = outcome.command;
+  if (!outcome.steps.is_null()) r["steps"] = outcome.steps;
   r["cluster"] = {{"hosts", config.hosts},
                   {"gpus_per_host", config.gpus_per_host},
                   {"gpu", config.gpu_name},
@@ -163,6 +164,14 @@ std::string summary_table(const nlohmann::json& r) {
                                      : fmt::format(" (+{} helper process(es) with no GPU work)",
                                                    r["helper_processes"].size())));
   line("simulated time", human_time(r["simulated_time_s"].get<double>()));
+  if (r.contains("steps")) {
+    const auto& st = r["steps"];
+    line("step time (median)",
+         fmt::format("{} over {} step(s) the job printed{}",
+                     human_time(st["median_s"].get<double>()),
+                     st["count"].get<size_t>() - (st["skipped_first"].get<bool>() ? 1 : 0),
+                     st["skipped_first"].get<bool>() ? ", first left out" : ""));
+  }
   line("wall time", human_time(r["wall_time_s"].get<double>()));
   line("slowdown (wall/simulated)", fmt::format("{:.3g}x", r["slowdown"].get<double>()));
   line("cpu time mode", r["cpu_time"].get<std::string>());

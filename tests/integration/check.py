@@ -425,6 +425,63 @@ def case_model_repeatable():
             check(sim_ps(a) > sim_ps(z), f"{prog}: model time {sim_ps(a)} > zero time {sim_ps(z)}")
 
 
+def case_regression_gate():
+    # event_loop: 100 launches of `step` between two events, zero CPU time: the run ends at
+    # 4 + 100 x 12.5 = 1254 us (case_event_loop). With `step` pinned at 13.0 us instead it
+    # ends at 4 + 1300 = 1304 us: 3.99 % slower, past a 2 % gate and within a 5 % one.
+    work = os.path.join(ARGS.work, "regression_gate")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    slower = os.path.join(work, "slower.csv")
+    with open(ARGS.times, encoding="utf-8") as f:
+        text = f.read().replace("step,12.5", "step,13.0")
+    with open(slower, "w", encoding="utf-8") as f:
+        f.write(text)
+    base = run("gate_base", "event_loop", "step", "100", flags=zero())
+    base_report = os.path.join(base.out_dir, "report.json")
+    same = run("gate_same", "event_loop", "step", "100",
+               flags=zero("--baseline", base_report, "--max-slowdown", "2%"))
+    check_eq(same.rc, 0, "identical run against its baseline: exit status")
+    check("+0.00%" in same.stderr and "ok" in same.stderr, "identical run: reported as ok")
+    slow_flags = ("--cpu-time", "zero", "--kernel-times", slower, "--baseline", base.out_dir)
+    slow = run("gate_slow", "event_loop", "step", "100", flags=slow_flags + ("--max-slowdown", "2%"),
+               expect_ok=False)
+    check_eq(slow.rc, 3, "slowed run against a 2% gate: exit status")
+    check("REGRESSION" in slow.stderr, "slowed run: the regression is named")
+    check("+3.99%" in slow.stderr, "slowed run: +3.99% simulated time (1304 / 1254 - 1)")
+    # What got slower: the `step` kernel, 1250 us -> 1300 us in total.
+    check(any(line.split()[:1] == ["step"] and "1.250 ms" in line and "1.300 ms" in line
+              for line in slow.stderr.splitlines()), "slowed run: the step kernel's change is listed")
+    loose = run("gate_loose", "event_loop", "step", "100",
+                flags=slow_flags + ("--max-slowdown", "5%"))
+    check_eq(loose.rc, 0, "slowed run against a 5% gate: exit status")
+    # `phantora report A B` says the same, without a gate unless asked.
+    proc = subprocess.run([ARGS.phantora, "report", base.out_dir, slow.out_dir],
+                          capture_output=True, text=True, timeout=30)
+    check_eq(proc.returncode, 0, "phantora report: exit status")
+    check("simulated time" in proc.stdout and "+4.0%" in proc.stdout, "phantora report: +4.0%")
+    proc = subprocess.run([ARGS.phantora, "report", base.out_dir, slow.out_dir,
+                           "--max-slowdown", "1"], capture_output=True, text=True, timeout=30)
+    check_eq(proc.returncode, 3, "phantora report --max-slowdown 1: exit status")
+    # Step times printed by the job are the headline when both runs have them: medians of
+    # 10, 11 (first step left out) and 10, 12 ms.
+    def steps(case, times, *more):
+        script = "; ".join(f"echo 'step {i} | step time {t} ms'" for i, t in enumerate(times))
+        cmd = [ARGS.phantora, "run", "--quiet", "--hosts", "1", "--gpus-per-host", "1", "--out",
+               os.path.join(work, case), *more, "--", "sh", "-c", script]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    steps("steps_base", [50, 10, 11])
+    with open(os.path.join(work, "steps_base", "report.json"), encoding="utf-8") as f:
+        st = json.load(f)["steps"]
+    check_eq(st["times_s"], [0.05, 0.01, 0.011], "steps: the printed times, in seconds")
+    check_close(st["median_s"], 0.0105, "steps: median of 10 and 11 ms, the first left out")
+    proc = steps("steps_slow", [50, 10, 12], "--baseline", os.path.join(work, "steps_base"))
+    check_eq(proc.returncode, 3, "step-time gate: 11 ms vs 10.5 ms is +4.76%")
+    check("step time (median) +4.76%" in proc.stderr, "step-time gate: headline is the step time")
+    with open(os.path.join(work, "steps_slow", "job.log"), encoding="utf-8") as f:
+        check_eq(f.read().count("step time"), 3, "job.log keeps the job's output")
+
+
 def case_bad_cli():
     work = os.path.join(ARGS.work, "bad_cli")
     shutil.rmtree(work, ignore_errors=True)

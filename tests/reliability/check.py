@@ -675,8 +675,8 @@ def case_no_stray_files():
     for k in ("home", "cwd", "tmp"):
         left = listing(dirs[k])
         check(not left, f"nothing written in {k.upper()} ({left})")
-    check(sorted(os.listdir(out)) == ["links.csv", "report.json", "trace.json"],
-          f"--out holds report.json, trace.json, links.csv ({sorted(os.listdir(out))})")
+    check(sorted(os.listdir(out)) == ["job.log", "links.csv", "report.json", "trace.json"],
+          f"--out holds job.log, report.json, trace.json, links.csv ({sorted(os.listdir(out))})")
     # A failing run (a missing topology) writes nothing at all.
     p = subprocess.run([ARGS.phantora, "run", "--topology", "missing.toml", "--out", "o2", "--",
                         "true"], capture_output=True, text=True, cwd=dirs["cwd"], timeout=30,

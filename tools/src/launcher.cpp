@@ -51,6 +51,8 @@ pid_t spawn(const HostLaunch& l) {
   if (pid < 0) throw std::runtime_error(fmt::format("fork failed: {}", std::strerror(errno)));
   if (pid == 0) {
     setpgid(0, 0);
+    if (l.stdout_fd >= 0) dup2(l.stdout_fd, STDOUT_FILENO);
+    if (l.stderr_fd >= 0) dup2(l.stderr_fd, STDERR_FILENO);
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     execvpe(argv[0], argv.data(), envp.data());
@@ -97,9 +99,19 @@ LaunchResult launch_and_wait(const std::vector<HostLaunch>& launches,
   auto kill_all = [&](int sig) {
     for (const auto& [pid, host] : running) kill(-pid, sig);
   };
+  // The children have their own copies of the output pipes' write ends now; ours go, so that
+  // a pipe ends when the processes writing to it do.
+  auto close_output_fds = [&launches] {
+    for (const HostLaunch& l : launches) {
+      if (l.stdout_fd >= 0) close(l.stdout_fd);
+      if (l.stderr_fd >= 0) close(l.stderr_fd);
+    }
+  };
   try {
     for (const HostLaunch& l : launches) running[spawn(l)] = l.host;
+    close_output_fds();
   } catch (...) {
+    close_output_fds();
     kill_all(SIGKILL);
     for (const auto& [pid, host] : running) waitpid(pid, nullptr, 0);
     sigaction(SIGINT, &old_int, nullptr);

@@ -16,6 +16,8 @@ struct HostLaunch {
   int host = 0;
   std::vector<std::string> argv;
   std::map<std::string, std::string> env;  // added to (or replacing in) the inherited environment
+  int stdout_fd = -1;  // where the command's stdout / stderr go; -1: phantora's own
+  int stderr_fd = -1;
 };
 
 struct HostExit {

@@ -7,8 +7,10 @@
 #include <CLI/CLI.hpp>
 
 #include "db_command.hpp"
+#include "job_output.hpp"
 #include "phantora/kernels/data_error.hpp"
 #include "phantora/kernels/gpu_catalog.hpp"
+#include "report_compare.hpp"
 #include "run_command.hpp"
 
 using phantora::tools::RunOptions;
@@ -30,8 +32,14 @@ int main(int argc, char** argv) {
                       "GPUs per host (default 8, or the topology's)");
   run_cmd->add_option("--gpu", run.gpu,
                       "GPU model, see `phantora gpus` (default h100, or the topology's)");
-  run_cmd->add_option("--topology", run.topology, "Cluster topology file (TOML, docs/topology.md)")
-      ->check(CLI::ExistingFile);
+  run_cmd->add_option("--topology", run.topology,
+                      "Cluster topology: a TOML file (docs/topology.md) or a preset name "
+                      "(dgx-a100, dgx-h100, dgx-h200, ethernet-2tier)");
+  run_cmd->add_option("--nic-gbytes-per-s", run.nic_gbytes_per_s,
+                      "Effective bandwidth of each NIC, GB/s per direction (overrides the "
+                      "topology's; 400 Gb/s InfiniBand is about 48.5)");
+  run_cmd->add_option("--oversubscription", run.oversubscription,
+                      "Leaf-to-spine oversubscription ratio, >= 1 (overrides the topology's)");
   run_cmd->add_option("--out", run.out, "Directory for report.json and trace.json")
       ->capture_default_str();
   run_cmd
@@ -64,14 +72,41 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   run_cmd->add_flag("--quiet,-q", run.quiet, "Print no banner or summary");
+  run_cmd->add_option("--step-time-regex", run.step_time_regex,
+                      "Regex for the job's step-time lines: group 1 the number, optional group "
+                      "2 the unit (s, ms, us; default ms). Default: \"step N ... step time X "
+                      "ms\" and Megatron's \"elapsed time per iteration (ms): X\"");
+  run_cmd->add_option("--baseline", run.baseline,
+                      "report.json (or run directory) of an earlier run: exit 3 and say what got "
+                      "slower when this run's step time is slower by more than --max-slowdown");
+  std::string max_slowdown = "2%";
+  run_cmd->add_option("--max-slowdown", max_slowdown,
+                      "Allowed slowdown against --baseline, e.g. 2% (default)");
   run_cmd->add_option("command", run.command, "The command to run, after --")->required();
 
   CLI::App* gpus_cmd = app.add_subcommand("gpus", "List the GPU models the simulator knows");
+  // Internal: the job-output copier `phantora run` starts (job_output.hpp). Hidden from --help.
+  std::string tee_log;
+  std::vector<std::string> tee_fds;
+  CLI::App* tee_cmd = app.add_subcommand("__tee", "")->group("");
+  tee_cmd->add_option("log", tee_log)->required();
+  tee_cmd->add_option("fds", tee_fds)->required();
+  std::string report_a, report_b;
+  std::string report_max_slowdown;
+  CLI::App* report_cmd =
+      app.add_subcommand("report", "Compare two runs: step time, totals, kernels, collectives");
+  report_cmd->add_option("baseline", report_a, "report.json or run directory")->required();
+  report_cmd->add_option("current", report_b, "report.json or run directory")->required();
+  report_cmd->add_option("--max-slowdown", report_max_slowdown,
+                         "Exit 3 when the second run is slower than the first by more, e.g. 2%");
   phantora::tools::DbCommand db_cmd(app);
 
   CLI11_PARSE(app, argc, argv);
+  if (*tee_cmd) return phantora::tools::run_tee(tee_log, tee_fds);
   if (app.get_subcommands().empty()) {
-    fmt::print(stderr, "phantora: error: name a subcommand: run, gpus or db (phantora --help)\n");
+    fmt::print(
+        stderr,
+        "phantora: error: name a subcommand: run, sweep, report, gpus or db (phantora --help)\n");
     return 2;
   }
   // The daemon's messages go to stderr: stdout belongs to the job.
@@ -87,6 +122,17 @@ int main(int argc, char** argv) {
       }
       return 0;
     }
+    if (*report_cmd) {
+      namespace t = phantora::tools;
+      const auto cmp = t::compare_reports(t::load_report(report_a), t::load_report(report_b));
+      std::cout << t::format_comparison(cmp, report_a, report_b);
+      if (!report_max_slowdown.empty() &&
+          cmp.headline.relative() > t::parse_percent(report_max_slowdown)) {
+        return t::kRegressionExit;
+      }
+      return 0;
+    }
+    run.max_slowdown = phantora::tools::parse_percent(max_slowdown);
     return phantora::tools::run_command(run);
   } catch (const std::exception& e) {
     fmt::print(stderr, "phantora: error: {}\n", e.what());

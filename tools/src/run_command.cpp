@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -17,6 +18,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 
+#include "job_output.hpp"
 #include "launcher.hpp"
 #include "phantora/kernels/cost_model.hpp"
 #include "phantora/kernels/gpu_catalog.hpp"
@@ -25,7 +27,9 @@
 #include "phantora/simcore/report.hpp"
 #include "phantora/simcore/server.hpp"
 #include "phantora/simcore/simulation.hpp"
+#include "report_compare.hpp"
 #include "shim_location.hpp"
+#include "step_times.hpp"
 
 namespace phantora::tools {
 namespace {
@@ -77,14 +81,27 @@ struct Cluster {
   std::shared_ptr<const net::Topology> topology;
 };
 
+std::shared_ptr<const net::Topology> load_topology(const std::string& name_or_file, int hosts) {
+  if (std::filesystem::exists(name_or_file)) {
+    return std::make_shared<const net::Topology>(net::Topology::from_file(name_or_file));
+  }
+  const std::vector<std::string> presets = net::Topology::preset_names();
+  if (std::find(presets.begin(), presets.end(), name_or_file) == presets.end()) {
+    throw std::invalid_argument(fmt::format("--topology {}: no such file, and not a preset ({})",
+                                            name_or_file, fmt::join(presets, ", ")));
+  }
+  return std::make_shared<const net::Topology>(net::Topology::preset(name_or_file, hosts));
+}
+
 Cluster resolve_cluster(const RunOptions& o) {
   Cluster c;
-  if (o.topology) {
-    auto topo = std::make_shared<const net::Topology>(net::Topology::from_file(*o.topology));
+  const bool is_file = o.topology && std::filesystem::exists(*o.topology);
+  if (o.topology && is_file) {
+    auto topo = load_topology(*o.topology, 0);
     auto agree = [&](const char* flag, auto given, auto in_file) {
       if (given && *given != in_file) {
         throw std::invalid_argument(fmt::format("{} {} contradicts the topology file {} ({})", flag,
-                                                *given, o.topology->string(), in_file));
+                                                *given, *o.topology, in_file));
       }
     };
     agree("--hosts", o.hosts, topo->hosts());
@@ -93,11 +110,37 @@ Cluster resolve_cluster(const RunOptions& o) {
     c.gpus_per_host = topo->gpus_per_host();
     c.gpu = o.gpu.value_or(topo->gpu_model());
     c.topology = std::move(topo);
-    return c;
+  } else {
+    c.hosts = o.hosts.value_or(1);
+    c.gpus_per_host = o.gpus_per_host.value_or(8);
+    c.gpu = o.gpu.value_or("h100");
+    if (o.topology) {
+      // A preset: its fabric with the flags' counts.
+      net::TopologySpec spec = load_topology(*o.topology, c.hosts)->spec();
+      if (o.gpus_per_host && *o.gpus_per_host != spec.gpus_per_host) {
+        spec.gpus_per_host = *o.gpus_per_host;
+        spec.rails = net::TopologySpec::default_rails(spec.gpus_per_host, spec.nics_per_host);
+      }
+      spec.gpu_model = c.gpu;
+      c.topology = std::make_shared<const net::Topology>(std::move(spec));
+    }
   }
-  c.hosts = o.hosts.value_or(1);
-  c.gpus_per_host = o.gpus_per_host.value_or(8);
-  c.gpu = o.gpu.value_or("h100");
+  if (o.nic_gbytes_per_s || o.oversubscription) {
+    net::TopologySpec spec =
+        c.topology ? c.topology->spec()
+                   : net::Topology::for_cluster(c.hosts, c.gpus_per_host, c.gpu).spec();
+    if (o.nic_gbytes_per_s) {
+      if (!(*o.nic_gbytes_per_s > 0))
+        throw std::invalid_argument("--nic-gbytes-per-s must be positive");
+      spec.nic_bandwidth = Bandwidth::gbytes_per_s(*o.nic_gbytes_per_s);
+    }
+    if (o.oversubscription) {
+      if (!(*o.oversubscription >= 1))
+        throw std::invalid_argument("--oversubscription must be at least 1");
+      spec.oversubscription = *o.oversubscription;
+    }
+    c.topology = std::make_shared<const net::Topology>(std::move(spec));
+  }
   return c;
 }
 
@@ -147,6 +190,9 @@ int run_command(const RunOptions& o) {
     throw std::invalid_argument("--launch-latency-us and --call-cost-us must not be negative");
   }
   const kernels::GpuPreset& gpu = kernels::GpuCatalog::builtin().find(cluster.gpu);
+  const StepTimeScanner scanner(o.step_time_regex);
+  std::optional<nlohmann::json> baseline;
+  if (o.baseline) baseline = load_report(*o.baseline);
   kernels::KernelTimes pinned;
   if (o.kernel_times) pinned = kernels::KernelTimes::from_csv(*o.kernel_times);
   const std::filesystem::path shim = find_shim();
@@ -180,14 +226,24 @@ int run_command(const RunOptions& o) {
   const int64_t epoch_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                                std::chrono::system_clock::now().time_since_epoch())
                                .count();
+  // The job's output goes through phantora: to the terminal as it comes, and into job.log,
+  // where the step times are read from.
+  JobOutput job_output(o.out / "job.log");
   std::vector<HostLaunch> launches;
   for (int h = 0; h < cluster.hosts; ++h) {
     HostLaunch l;
     l.host = h;
     l.argv = o.command;
     l.env = job_environment(shim, socket, config.token, h, cluster, o.cpu_time, epoch_ns);
+    // Python buffers a pipe's output in blocks; line by line keeps the log in step with the
+    // terminal (the user's own setting wins).
+    if (std::getenv("PYTHONUNBUFFERED") == nullptr) l.env["PYTHONUNBUFFERED"] = "1";
+    const JobOutput::HostPipes pipes = job_output.add_host();
+    l.stdout_fd = pipes.stdout_write;
+    l.stderr_fd = pipes.stderr_write;
     launches.push_back(std::move(l));
   }
+  job_output.start(std::filesystem::read_symlink("/proc/self/exe"));
   if (!o.quiet) {
     fmt::print(stderr, "phantora: simulating {} host(s) x {} {} ; running: {}\n", cluster.hosts,
                cluster.gpus_per_host, gpu.device_name(), fmt::join(o.command, " "));
@@ -218,6 +274,7 @@ int run_command(const RunOptions& o) {
   }
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  job_output.finish(std::chrono::milliseconds(2000));
 
   // The job's processes are gone; their connections close. Give stragglers (a process that
   // escaped its host's process group) a moment, then end the daemon.
@@ -257,6 +314,22 @@ int run_command(const RunOptions& o) {
     outcome.message = "interrupted (SIGINT/SIGTERM); the report covers the run until then";
   }
 
+  std::vector<double> step_times;
+  {
+    std::ifstream log(job_output.log_path());
+    for (std::string line; std::getline(log, line);) {
+      if (const auto t = scanner.scan(line)) step_times.push_back(*t);
+    }
+  }
+  if (const auto steps = summarize_steps(step_times)) {
+    outcome.steps = {{"count", steps->times_s.size()},
+                     {"times_s", steps->times_s},
+                     {"skipped_first", steps->skipped_first},
+                     {"median_s", steps->median_s},
+                     {"mean_s", steps->mean_s},
+                     {"pattern", scanner.description()}};
+  }
+
   const sim::RunStats& stats = simulation.finish();
   const nlohmann::json report = sim::make_report(config, stats, outcome);
   sim::write_file_atomically(o.out / "report.json", report.dump(2) + "\n");
@@ -268,8 +341,18 @@ int run_command(const RunOptions& o) {
   }
   if (!o.quiet) {
     std::cerr << sim::summary_table(report);
-    fmt::print(stderr, "  outputs: {0}/report.json, {0}/trace.json, {0}/links.csv\n",
+    fmt::print(stderr, "  outputs: {0}/report.json, {0}/trace.json, {0}/links.csv, {0}/job.log\n",
                o.out.string());
+  }
+  if (baseline) {
+    const ReportComparison cmp = compare_reports(*baseline, report);
+    const double change = cmp.headline.relative();
+    const bool slower = change > o.max_slowdown;
+    fmt::print(stderr, "phantora: against baseline {}: {} {:+.2f}% (limit +{:.2f}%){}\n",
+               o.baseline->string(), cmp.headline.name, 100 * change, 100 * o.max_slowdown,
+               slower ? ": REGRESSION" : ": ok");
+    if (slower || !o.quiet) std::cerr << format_comparison(cmp, "baseline", "this run");
+    if (slower && outcome.exit_code == 0) return kRegressionExit;
   }
   return outcome.exit_code;
 }

@@ -13,7 +13,11 @@ struct RunOptions {
   std::optional<int> hosts;
   std::optional<int> gpus_per_host;
   std::optional<std::string> gpu;
-  std::optional<std::filesystem::path> topology;
+  // A topology file, or the name of a preset (netmodel/data: dgx-a100, dgx-h100, ...).
+  std::optional<std::string> topology;
+  // Adjustments to the topology (file, preset or the default for the GPU model).
+  std::optional<double> nic_gbytes_per_s;  // per NIC, per direction
+  std::optional<double> oversubscription;  // leaf-to-spine, >= 1
   std::filesystem::path out = "phantora-out";
   std::string cpu_time = "measured";
   std::optional<std::filesystem::path> kernel_times;
@@ -23,10 +27,17 @@ struct RunOptions {
   std::optional<int> timeout_s;
   int collective_timeout_s = 300;
   bool quiet = false;
+  // Step times from the job's output (step_times.hpp); empty: the built-in patterns.
+  std::string step_time_regex;
+  // Regression gate: compare with this report and fail past max_slowdown (a fraction).
+  std::optional<std::filesystem::path> baseline;
+  double max_slowdown = 0.02;
   std::vector<std::string> command;
 };
 
-// Returns the process exit status for phantora: the job's (the first failing host's code).
+// Returns the process exit status for phantora: the job's (the first failing host's code), or
+// kRegressionExit when the job succeeded but is slower than --baseline allows.
 int run_command(const RunOptions& options);
+inline constexpr int kRegressionExit = 3;
 
 }  // namespace phantora::tools

@@ -20,6 +20,8 @@ struct RunOutcome {
   std::string message;  // why it failed, if it did
   double wall_seconds = 0;
   std::vector<std::string> command;
+  // The step times the job printed (report key `steps`, docs/report.md); null when none.
+  nlohmann::json steps;
 };
 
 nlohmann::json make_report(const SimulationConfig& config, const RunStats& stats,

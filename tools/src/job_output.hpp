@@ -1,0 +1,53 @@
+// The job's output, passed through and kept. Each host's command writes into pipes; a small
+// process of phantora's own (`phantora __tee`, started before the job) copies every byte to the
+// terminal as it comes (progress bars keep working) and every complete line into `job.log` in
+// the run's directory, written under a temporary name and renamed at the end. A process of its
+// own, so that if phantora itself dies the job's last words (a rank saying it lost the
+// simulator) still reach the terminal and the log.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace phantora::tools {
+
+class JobOutput {
+ public:
+  explicit JobOutput(std::filesystem::path log_path);
+  ~JobOutput();
+  JobOutput(const JobOutput&) = delete;
+  JobOutput& operator=(const JobOutput&) = delete;
+
+  struct HostPipes {
+    int stdout_write = -1;  // the child's fd 1
+    int stderr_write = -1;  // the child's fd 2
+  };
+  // Pipes for one more process; call before start(). The write ends are close-on-exec here and
+  // become the child's stdout / stderr through dup2; the caller closes them once the child
+  // has them (the launcher does), so that the pipes end when the job's processes do.
+  HostPipes add_host();
+  // Starts the copying process (`self` is phantora's own executable).
+  void start(const std::filesystem::path& self);
+  // After the job's processes are gone: waits for the copier to drain the pipes (at most
+  // `grace`, then stops it). Safe to call more than once.
+  void finish(std::chrono::milliseconds grace);
+
+  const std::filesystem::path& log_path() const { return log_path_; }
+
+ private:
+  std::filesystem::path log_path_;
+  std::vector<std::pair<int, int>> read_ends_;  // (fd, 1 or 2)
+  pid_t copier_ = -1;
+  bool finished_ = false;
+};
+
+// `phantora __tee LOG FD:TARGET...`: copies each FD to TARGET (1 or 2) until every one ends,
+// and complete lines into LOG (via LOG.tmp). Returns the process exit status.
+int run_tee(const std::filesystem::path& log, const std::vector<std::string>& fd_targets);
+
+}  // namespace phantora::tools
