@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(cmake g++ make python3 binutils libboost-dev libboost-system-dev libspdlog-dev
           libfmt-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev libsqlite3-dev
-          libgtest-dev libgmock-dev libbenchmark-dev clang-format clang libclang-rt-14-dev)
+          libgtest-dev libgmock-dev libbenchmark-dev clang-format clang libclang-rt-14-dev
+          gnuplot-nox)  # gnuplot draws `phantora sweep`'s PNG plots
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -119,7 +119,12 @@ int main(int argc, char** argv) {
   double factor = 2;
   int iters = 20, warmup = 5;
   std::string ops = "all_reduce,all_gather,reduce_scatter,alltoall";
-  std::string uid_file = "/tmp/nccl_perf.uid";
+  // The hosts of one run meet in this file. Under `phantora run` each run has its own token, so
+  // runs going at once (a sweep with --parallel) do not read each other's id.
+  const char* token = std::getenv("PHANTORA_TOKEN");
+  std::string uid_file = token != nullptr && *token != '\0'
+                             ? "/tmp/nccl_perf-" + std::string(token).substr(0, 16) + ".uid"
+                             : "/tmp/nccl_perf.uid";
   int opt;
   while ((opt = getopt(argc, argv, "b:e:f:n:w:o:u:")) != -1) {
     switch (opt) {

@@ -12,6 +12,7 @@
 #include "phantora/kernels/gpu_catalog.hpp"
 #include "report_compare.hpp"
 #include "run_command.hpp"
+#include "sweep_command.hpp"
 
 using phantora::tools::RunOptions;
 
@@ -100,6 +101,7 @@ int main(int argc, char** argv) {
   report_cmd->add_option("--max-slowdown", report_max_slowdown,
                          "Exit 3 when the second run is slower than the first by more, e.g. 2%");
   phantora::tools::DbCommand db_cmd(app);
+  phantora::tools::SweepCommand sweep_cmd(app);
 
   CLI11_PARSE(app, argc, argv);
   if (*tee_cmd) return phantora::tools::run_tee(tee_log, tee_fds);
@@ -116,6 +118,7 @@ int main(int argc, char** argv) {
 
   try {
     if (db_cmd.chosen()) return db_cmd.run();
+    if (sweep_cmd.chosen()) return sweep_cmd.run();
     if (*gpus_cmd) {
       for (const auto& p : phantora::kernels::GpuCatalog::builtin().presets()) {
         std::cout << phantora::kernels::format_preset(p) << "\n";

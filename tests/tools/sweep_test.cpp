@@ -1,0 +1,149 @@
+// phantora sweep's pure pieces: axes to points, placeholders, the sweep file, the table's
+// derived columns and the SVG charts.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <stdexcept>
+
+#include "sweep_plan.hpp"
+#include "sweep_plots.hpp"
+#include "sweep_results.hpp"
+
+using namespace phantora::tools;
+
+namespace {
+
+std::filesystem::path write_file(const std::string& name, const std::string& text) {
+  const auto dir = std::filesystem::temp_directory_path() / "phantora-sweep-test";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / name) << text;
+  return dir / name;
+}
+
+PointResult ok_point(int hosts, double step_s, const std::string& series = "s") {
+  PointResult r;
+  r.point.hosts = hosts;
+  r.point.gpus_per_host = 8;
+  r.point.name = "h" + std::to_string(hosts);
+  r.status = "ok";
+  r.step_s = step_s;
+  r.items_per_step = 1;
+  r.throughput = 1 / step_s;
+  r.throughput_per_gpu = r.throughput / r.point.gpus();
+  r.series = series;
+  return r;
+}
+
+}  // namespace
+
+TEST(SweepPlan, AxesExpandWithHostsFastest) {
+  SweepAxes a;
+  a.hosts = {1, 2};
+  a.gpu = {"h100", "h200"};
+  a.nic_gbytes_per_s = {48.5};
+  const auto points = expand_axes(a);
+  ASSERT_EQ(points.size(), 4u);  // 2 hosts x 2 GPU models
+  EXPECT_EQ(points[0].name, "h1-g8-h100-nic48.5");
+  EXPECT_EQ(points[1].name, "h2-g8-h100-nic48.5");
+  EXPECT_EQ(points[2].gpu, "h200");
+  EXPECT_EQ(points[3].gpus(), 16);
+  a.hosts = {0};
+  EXPECT_THROW(expand_axes(a), std::invalid_argument);
+}
+
+TEST(SweepPlan, PlaceholdersAndItemsPerStep) {
+  SweepSpec spec;
+  spec.command = {"torchrun",        "--nnodes",         "{hosts}",
+                  "--rdzv-endpoint", "localhost:{port}", "--tp={tp}"};
+  spec.port_base = 29600;
+  SweepPoint p;
+  p.hosts = 4;
+  p.vars["tp"] = "2";
+  p.name = "x";
+  const auto cmd = point_command(spec, p, 3);
+  EXPECT_EQ(cmd[2], "4");
+  EXPECT_EQ(cmd[4], "localhost:29603");  // port base + the point's index
+  EXPECT_EQ(cmd[5], "--tp=2");
+  spec.command = {"{nosuch}"};
+  EXPECT_THROW(point_command(spec, p, 0), std::invalid_argument);
+  // 4 hosts x 8 GPUs x 2 sequences x 4096 tokens.
+  spec.items_per_step = "{gpus}*2*4096";
+  EXPECT_DOUBLE_EQ(items_per_step(spec, p, 0), 32.0 * 2 * 4096);
+  spec.items_per_step = "{gpus}*lots";
+  EXPECT_THROW(items_per_step(spec, p, 0), std::invalid_argument);
+}
+
+TEST(SweepPlan, SweepFileAxesAndPoints) {
+  SweepSpec spec;
+  read_sweep_file(write_file("axes.toml", R"(
+command = ["train.py", "--nodes", "{hosts}"]
+parallel = 2
+items_per_step = "{gpus}*1024"
+[axes]
+hosts = [1, 2, 4]
+oversubscription = [1.0, 2.0]
+)"),
+                  spec);
+  EXPECT_EQ(spec.parallel, 2);
+  EXPECT_EQ(spec.command.size(), 3u);
+  ASSERT_EQ(spec.points.size(), 6u);
+  EXPECT_EQ(*spec.points[5].oversubscription, 2.0);
+
+  SweepSpec explicit_points;
+  read_sweep_file(write_file("points.toml", R"(
+command = "echo {hosts} {batch}"
+[[point]]
+hosts = 2
+batch = 16
+[[point]]
+hosts = 4
+batch = 32
+name = "big"
+)"),
+                  explicit_points);
+  ASSERT_EQ(explicit_points.points.size(), 2u);
+  EXPECT_EQ(explicit_points.points[0].vars.at("batch"), "16");
+  EXPECT_EQ(explicit_points.points[1].name, "big");
+  EXPECT_EQ(explicit_points.command[2], "echo {hosts} {batch}");  // run by /bin/sh -c
+
+  SweepSpec bad;
+  EXPECT_THROW(read_sweep_file(write_file("bad1.toml", "[axes]\nhostz = [1]\n"), bad),
+               std::runtime_error);
+  EXPECT_THROW(read_sweep_file(write_file("bad2.toml", "[axes]\nhosts = [\"one\"]\n"), bad),
+               std::runtime_error);
+  EXPECT_THROW(read_sweep_file(write_file("bad3.toml", "[axes\n"), bad), std::runtime_error);
+}
+
+TEST(SweepResults, ScalingEfficiencyAgainstTheSmallestPointOfTheSeries) {
+  // 8 GPUs at 100 ms, 16 GPUs at 60 ms: per GPU 1/0.8 vs 1/0.96 steps/s: 0.8/0.96 = 83.3%.
+  std::vector<PointResult> r = {ok_point(1, 0.100), ok_point(2, 0.060)};
+  PointResult failed;
+  failed.point.hosts = 4;
+  failed.reason = "out of memory";
+  failed.series = "s";
+  r.push_back(failed);
+  compute_efficiency(r);
+  EXPECT_DOUBLE_EQ(r[0].efficiency, 1.0);
+  EXPECT_NEAR(r[1].efficiency, 0.8 / 0.96, 1e-12);
+  EXPECT_EQ(r[2].efficiency, 0);
+  const std::string md = markdown_table(r, "steps");
+  EXPECT_NE(md.find("83.3%"), std::string::npos) << md;
+  EXPECT_NE(md.find("failed: out of memory"), std::string::npos) << md;
+}
+
+TEST(SweepPlots, ChartsHaveOneCurvePerSeries) {
+  std::vector<PointResult> r = {ok_point(1, 0.1, "a"), ok_point(2, 0.06, "a"),
+                                ok_point(1, 0.2, "b")};
+  const SweepCharts c = sweep_charts(r);
+  ASSERT_EQ(c.step_ms.size(), 2u);
+  EXPECT_EQ(c.step_ms[0].points.size(), 2u);
+  EXPECT_DOUBLE_EQ(c.step_ms[0].points[1].second, 60.0);
+  const std::string svg = svg_chart("t", "GPUs", "ms", c.step_ms);
+  size_t polylines = 0;
+  for (size_t at = 0; (at = svg.find("<polyline", at)) != std::string::npos; ++at) ++polylines;
+  EXPECT_EQ(polylines, 2u);
+  const std::string html = sweep_html(r, "steps", "title <&>");
+  EXPECT_NE(html.find("title &lt;&amp;&gt;"), std::string::npos);
+  EXPECT_EQ(html.find("<script"), std::string::npos);  // self-contained, nothing to fetch
+}
