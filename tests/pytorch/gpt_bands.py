@@ -9,9 +9,9 @@ against independent hand estimates (issue 4, part 6):
                Large Transformer Models", 34·s·b·h bytes per layer (flash attention: no s² term),
                plus the logits in bf16 and their fp32 loss copies.
 
-The bands are wide (0.5–2x for time, 0.7–1.5x for memory): elementwise kernels are costed by
-the default model and the Python overhead is measured CPU time, so the estimates bound the
-answer rather than predict it; a run that costs nothing or runs away still fails.
+The bands are wide (0.5–2x for time, 0.7–1.5x for memory): the estimate leaves out the
+elementwise, norm and softmax kernels (costed by the bytes they move) and the Python overhead is
+measured CPU time, so the estimates bound the answer rather than predict it; a run that costs nothing or runs away still fails.
 
 Usage: gpt_bands.py PHANTORA TORCHRUN GPT_PY OUT_DIR PORT
 """
