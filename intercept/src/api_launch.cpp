@@ -99,6 +99,12 @@ cudaError_t launch(const void* func, dim3 grid, dim3 block, size_t shared_mem, c
     l.work = work_kind(work->op);
     l.bytes_read = work->bytes_read;
     l.bytes_written = work->bytes_written;
+    if (const auto& a = work->attention) {
+      l.work = a->backward ? wire::WorkKind::kAttentionBackward : wire::WorkKind::kAttentionForward;
+      l.dims[0] = a->batch, l.dims[1] = a->heads, l.dims[2] = a->seq_q, l.dims[3] = a->seq_k;
+      l.dims[4] = a->head_dim;
+      l.dims[5] = (a->causal ? 1u : 0u) | (a->bf16 ? 2u : 0u);
+    }
   }
   if (plan && awaits_payload(*plan)) {
     // Inputs that a small collective is still to fill: the launch goes to the daemon and waits

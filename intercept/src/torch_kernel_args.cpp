@@ -235,6 +235,45 @@ std::optional<LaunchWork> launch_work(const TorchKernel& k, void* const* args,
       w.bytes_written = rows * row_bytes;
       return w;
     }
+    case TorchFamily::kFlashAttention: {
+      // Grid (sequence blocks, batch, heads); the sequence is known to a block. Self-attention
+      // as in training: the other sequence length is taken to be the same.
+      const uint64_t b = grid[1], h = grid[2];
+      const uint64_t d = static_cast<uint64_t>(k.flash_head_dim);
+      const uint64_t e = static_cast<uint64_t>(k.flash_elem_bytes);
+      const uint64_t seq_m = uint64_t{grid[0]} * static_cast<uint64_t>(k.flash_block_m);
+      switch (k.flash) {
+        case FlashKernel::kForward:
+        case FlashKernel::kBackward: {
+          const uint64_t seq = k.flash == FlashKernel::kForward
+                                   ? seq_m
+                                   : uint64_t{grid[0]} * static_cast<uint64_t>(k.flash_block_n);
+          LaunchWork::Attention a;
+          a.batch = static_cast<uint32_t>(b);
+          a.heads = static_cast<uint32_t>(h);
+          a.seq_q = a.seq_k = static_cast<uint32_t>(seq);
+          a.head_dim = static_cast<uint32_t>(d);
+          a.causal = k.flash_causal;
+          a.backward = k.flash == FlashKernel::kBackward;
+          a.bf16 = k.flash_bf16;
+          w.op = "attention";
+          w.attention = a;
+          return w;
+        }
+        case FlashKernel::kDotDoO:
+          // Reads dO and O, writes the fp32 row sums (and clears the fp32 dQ accumulator).
+          w.op = "elementwise";
+          w.bytes_read = 2 * b * h * seq_m * d * e;
+          w.bytes_written = b * h * seq_m * 4 + b * h * seq_m * d * 4;
+          return w;
+        case FlashKernel::kConvertDq:
+          w.op = "elementwise";
+          w.bytes_read = b * h * seq_m * d * 4;
+          w.bytes_written = b * h * seq_m * d * e;
+          return w;
+      }
+      return std::nullopt;
+    }
     case TorchFamily::kUnknown:
       break;
   }

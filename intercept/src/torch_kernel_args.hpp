@@ -68,11 +68,17 @@ int scalar_type_bytes(int8_t code);
 const char* scalar_type_name(int8_t code);
 std::optional<ElementwiseArgs> read_elementwise(const TorchKernel& k, void* const* args);
 
-// What a launch moves through memory, for the memory-bound cost model.
+// What a launch moves through memory, for the memory-bound cost model, or the shape of an
+// attention call, for the attention model.
 struct LaunchWork {
-  const char* op = "";  // elementwise, reduce, cat, norm, softmax
+  const char* op = "";  // elementwise, reduce, cat, norm, softmax, attention
   uint64_t bytes_read = 0;
   uint64_t bytes_written = 0;
+  struct Attention {
+    uint32_t batch = 0, heads = 0, seq_q = 0, seq_k = 0, head_dim = 0;
+    bool causal = false, backward = false, bf16 = true;
+  };
+  std::optional<Attention> attention;
 };
 std::optional<LaunchWork> launch_work(const TorchKernel& k, void* const* args,
                                       const std::array<uint32_t, 3>& grid);

@@ -292,6 +292,50 @@ void classify_rowwise(std::string_view base, std::string_view d, TorchKernel& k)
   }
 }
 
+// pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<hdim, kBlockM, kBlockN, warps, ...,
+// elem, ...>, Is_dropout, Is_causal, ...> and the backward kernels, whose traits start
+// <hdim, kBlockM, kBlockN, ...> too (flash_fwd_kernel.h, flash_bwd_launch_template.h).
+void classify_flash(std::string_view base, std::string_view d, TorchKernel& k) {
+  struct Kind {
+    std::string_view name;
+    FlashKernel kind;
+    bool causal_arg;  // the causal flag is the third template argument
+  };
+  static constexpr Kind kKinds[] = {
+      {"pytorch_flash::flash_fwd_kernel", FlashKernel::kForward, true},
+      {"pytorch_flash::flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel", FlashKernel::kBackward, true},
+      {"pytorch_flash::flash_bwd_dq_dk_dv_loop_kernel", FlashKernel::kBackward, true},
+      {"pytorch_flash::flash_bwd_dot_do_o_kernel", FlashKernel::kDotDoO, false},
+      {"pytorch_flash::flash_bwd_convert_dq_kernel", FlashKernel::kConvertDq, false},
+  };
+  for (const Kind& kind : kKinds) {
+    if (base != kind.name) continue;
+    const std::vector<std::string_view> targs = template_args(d);
+    // The traits are the first template argument that names *_kernel_traits.
+    std::string_view traits;
+    for (std::string_view a : targs) {
+      if (a.find("_kernel_traits<") != std::string_view::npos) {
+        traits = a;
+        break;
+      }
+    }
+    const std::vector<std::string_view> t = template_args(traits);
+    if (t.size() < 3) return;
+    k.flash_head_dim = std::atoi(std::string(t[0]).c_str());
+    k.flash_block_m = std::atoi(std::string(t[1]).c_str());
+    k.flash_block_n = std::atoi(std::string(t[2]).c_str());
+    if (k.flash_head_dim <= 0 || k.flash_block_m <= 0 || k.flash_block_n <= 0) return;
+    k.flash_bf16 = traits.find("bfloat16") != std::string_view::npos;
+    if (kind.causal_arg) {
+      if (targs.size() < 3) return;
+      k.flash_causal = targs[2] == "true";
+    }
+    k.flash = kind.kind;
+    k.family = TorchFamily::kFlashAttention;
+    return;
+  }
+}
+
 }  // namespace
 
 int scalar_bytes(std::string_view t) {
@@ -392,6 +436,8 @@ TorchKernel classify_torch_kernel(std::string_view demangled) {
     classify_reduce(d, k);
   } else if (base.find("CatArrayBatchedCopy") != std::string_view::npos) {
     classify_cat(base, d, k);
+  } else if (base.substr(0, 15) == "pytorch_flash::") {
+    classify_flash(base, d, k);
   } else {
     classify_rowwise(base, d, k);
   }

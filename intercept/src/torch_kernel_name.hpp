@@ -30,6 +30,16 @@ enum class TorchFamily : uint8_t {
   kCat,
   // One block per row: vectorized_layer_norm_kernel(int N, ...), cunn_SoftMax*(..., classes)
   kRowwise,
+  // PyTorch's FlashAttention-2 (pytorch_flash::*): shapes from the grid (query or key blocks,
+  // batch, heads) and the kernel traits in the name (head dim, block sizes, causal).
+  kFlashAttention,
+};
+
+enum class FlashKernel : uint8_t {
+  kForward,    // flash_fwd_kernel: grid (query blocks, batch, heads)
+  kBackward,   // flash_bwd_dq_dk_dv_loop[_seqk_parallel]_kernel: grid (key blocks, batch, heads)
+  kDotDoO,     // flash_bwd_dot_do_o_kernel: rowsum(dO * O), grid (query blocks, batch, heads)
+  kConvertDq,  // flash_bwd_convert_dq_kernel: fp32 dQ accumulator to dQ
 };
 
 struct ScalarType {
@@ -64,6 +74,13 @@ struct TorchKernel {
   int cat_batch = 0;            // inputs per launch the metadata has room for
   int cat_stride_size = 0;      // size/stride records in the metadata (1: all contiguous)
   bool cat_contiguous = false;  // the _contig variants: inputs are contiguous
+  // FlashAttention kernels.
+  FlashKernel flash = FlashKernel::kForward;
+  int flash_head_dim = 0;
+  int flash_block_m = 0, flash_block_n = 0;
+  bool flash_causal = false;
+  int flash_elem_bytes = 2;
+  bool flash_bf16 = true;
   // Row-wise kernels: which argument holds the row length (-1: none) and its width in bytes.
   int row_length_arg = -1;
   int row_length_bytes = 0;

@@ -110,12 +110,14 @@ KernelCost CostModel::modelled(std::string signature, SimTime duration, CostSour
 }
 
 KernelCost CostModel::cost_of_kernel(const KernelLaunchInfo& launch, const GpuPreset& gpu,
-                                     const MemoryOpDesc* work) const {
+                                     const MemoryOpDesc* work,
+                                     const AttentionDesc* attention) const {
   std::string sig = kernel_signature(launch);
   if (const std::optional<SimTime> t = pinned_.lookup(launch.mangled_name)) {
     return {*t, CostSource::kPinned, std::move(sig)};
   }
   if (const DbEntry* e = lookup(sig, gpu)) return from_db(*e, std::move(sig));
+  if (attention != nullptr) return cost_of_attention(*attention, gpu);
   if (work != nullptr) return cost_of_memory_op(*work, gpu);
   return modelled(std::move(sig), default_kernel_cost(launch, gpu, params_), CostSource::kDefault,
                   gpu);

@@ -28,7 +28,22 @@ Cost KernelsCostProvider::kernel(const KernelLaunch& launch) {
   for (uint32_t v : launch.block) key += std::to_string(v) + ',';
   key += std::to_string(launch.shared_mem);
   std::optional<kernels::MemoryOpDesc> work;
-  if (launch.work != wire::WorkKind::kNone) {
+  std::optional<kernels::AttentionDesc> attention;
+  if (launch.work == wire::WorkKind::kAttentionForward ||
+      launch.work == wire::WorkKind::kAttentionBackward) {
+    kernels::AttentionDesc a;
+    a.batch = launch.dims[0];
+    a.heads_q = a.heads_kv = launch.dims[1];
+    a.seq_q = launch.dims[2];
+    a.seq_k = launch.dims[3];
+    a.head_dim = launch.dims[4];
+    a.causal = (launch.dims[5] & 1) != 0;
+    a.dtype = (launch.dims[5] & 2) != 0 ? kernels::DType::kBF16 : kernels::DType::kF16;
+    a.backward = launch.work == wire::WorkKind::kAttentionBackward;
+    a.impl = kernels::AttentionImpl::kFlash2;
+    attention = a;
+    for (uint32_t v : launch.dims) key += '|' + std::to_string(v);
+  } else if (launch.work != wire::WorkKind::kNone) {
     work = kernels::MemoryOpDesc{wire::work_name(launch.work), launch.bytes_read,
                                  launch.bytes_written};
     key += '|' + std::to_string(launch.bytes_read) + ',' + std::to_string(launch.bytes_written);
@@ -37,7 +52,7 @@ Cost KernelsCostProvider::kernel(const KernelLaunch& launch) {
   if (it != kernel_cache_.end()) return it->second;
   const kernels::KernelCost c = model_.cost_of_kernel(
       kernels::KernelLaunchInfo{launch.mangled_name, launch.grid, launch.block, launch.shared_mem},
-      gpu_, work ? &*work : nullptr);
+      gpu_, work ? &*work : nullptr, attention ? &*attention : nullptr);
   return kernel_cache_
       .emplace(std::move(key), Cost{c.duration, from_kernels(c.source), c.signature})
       .first->second;

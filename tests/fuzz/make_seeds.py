@@ -47,8 +47,11 @@ def client_work(i, device):
     b += rec(ALLOC, struct.pack("<QQiI", 0x7f0000000000 + i * 0x1000000, 1 << 20, device, 0),
              t=2000)
     # wire::Launch with decoded elementwise work (kind 1): 1 MiB read, 1 MiB written.
-    b += rec(LAUNCH, struct.pack("<QiI3I3IQQQB7x", s, device, 1, 8, 1, 1, 256, 1, 1, 0, 1 << 20,
-                                 1 << 20, 1), t=3000)
+    b += rec(LAUNCH, struct.pack("<QiI3I3IQQQB7x6I", s, device, 1, 8, 1, 1, 256, 1, 1, 0, 1 << 20,
+                                 1 << 20, 1, 0, 0, 0, 0, 0, 0), t=3000)
+    # An attention launch (kind 6): batch 2, 8 heads, 1024 x 1024, head dim 64, causal, bf16.
+    b += rec(LAUNCH, struct.pack("<QiI3I3IQQQB7x6I", s, device, 1, 8, 2, 8, 128, 1, 1, 0, 0, 0, 6,
+                                 2, 8, 1024, 1024, 64, 3), t=3500)
     b += rec(EVENT_RECORD, struct.pack("<QQiI", 11, s, device, 0), t=4000)
     b += rec(WAIT_EVENT, struct.pack("<QQiI", 11, 1 + device, device, 0), t=4500)
     b += rec(MEMSET, struct.pack("<QiIQ", s, device, 0, 4096), t=5000)

@@ -252,7 +252,6 @@ TEST(TorchKernelName, ReductionsConcatenationAndRows) {
   EXPECT_EQ(softmax.row_length_bytes, 8);  // `long classes`
   EXPECT_EQ(classify(kLayerNorm).row_length_bytes, 4);
 
-  EXPECT_EQ(classify(kFlash).family, TorchFamily::kUnknown);
   EXPECT_EQ(classify("_Z6kernelPf").family, TorchFamily::kUnknown);
   EXPECT_EQ(demangle("_Z6kernelPf"), "kernel(float*)");
 }
@@ -434,4 +433,49 @@ TEST(SmallKernels, CastingLoadsTakeTheirTypesFromTheLoaderAndStorer) {
   run(k, args);
   EXPECT_EQ(get<float>(dst), 1.5f);
   EXPECT_EQ(get<float>(dst + 4), -2.25f);
+}
+
+TEST(TorchKernelArgs, FlashAttentionShapesFromGridAndTraits) {
+  // Forward: grid (query blocks, batch, heads), kBlockM 128 from Flash_fwd_kernel_traits<64,
+  // 128, 128, 4, ...>; the third template argument is Is_causal.
+  const TorchKernel fwd = classify(kFlash);
+  ASSERT_EQ(fwd.family, TorchFamily::kFlashAttention);
+  EXPECT_EQ(fwd.flash, FlashKernel::kForward);
+  EXPECT_EQ(fwd.flash_head_dim, 64);
+  EXPECT_TRUE(fwd.flash_causal);
+  EXPECT_TRUE(fwd.flash_bf16);
+  char params = 0;
+  void* args[] = {&params};
+  const auto w = launch_work(fwd, args, {8, 4, 12});  // 8 blocks of 128 queries, batch 4, 12 heads
+  ASSERT_TRUE(w.has_value() && w->attention.has_value());
+  EXPECT_EQ(w->attention->seq_q, 1024u);
+  EXPECT_EQ(w->attention->seq_k, 1024u);
+  EXPECT_EQ(w->attention->batch, 4u);
+  EXPECT_EQ(w->attention->heads, 12u);
+  EXPECT_FALSE(w->attention->backward);
+
+  // Backward (seqk-parallel): grid (key blocks, batch, heads) with kBlockN from the traits.
+  const TorchKernel bwd = classify(
+      "void pytorch_flash::flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<Flash_bwd_kernel_traits<"
+      "128, 64, 128, 8, 2, 4, 2, false, false, cutlass::half_t, Flash_kernel_traits<128, 64, 128, "
+      "8, cutlass::half_t> >, false, false, false, false, true, true, false>(pytorch_flash::"
+      "Flash_bwd_params)");
+  ASSERT_EQ(bwd.flash, FlashKernel::kBackward);
+  EXPECT_FALSE(bwd.flash_causal);
+  EXPECT_FALSE(bwd.flash_bf16);
+  const auto b = launch_work(bwd, args, {16, 2, 8});
+  ASSERT_TRUE(b.has_value() && b->attention.has_value());
+  EXPECT_EQ(b->attention->seq_k, 16u * 128);
+  EXPECT_EQ(b->attention->head_dim, 128u);
+  EXPECT_TRUE(b->attention->backward);
+
+  // The fp32 dQ accumulator's conversion: b·h·s·d·4 read, ·2 written (s = blocks x kBlockM).
+  const TorchKernel conv = classify(
+      "void pytorch_flash::flash_bwd_convert_dq_kernel<Flash_bwd_kernel_traits<64, 128, 128, 8, 4, "
+      "4, 4, false, false, cutlass::bfloat16_t, Flash_kernel_traits<64, 128, 128, 8, "
+      "cutlass::bfloat16_t> > >(pytorch_flash::Flash_bwd_params, int)");
+  const auto c = launch_work(conv, args, {8, 4, 12});
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->bytes_read, 4ull * 12 * 1024 * 64 * 4);
+  EXPECT_EQ(c->bytes_written, 4ull * 12 * 1024 * 64 * 2);
 }

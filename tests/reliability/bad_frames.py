@@ -109,8 +109,9 @@ def attempt(greet, *payloads):
 
 
 # wire::Launch: stream, device, kernel, grid[3], block[3], shared_mem, bytes_read,
-# bytes_written, work kind + 7 bytes padding; undefined kernel 12345.
-LAUNCH = struct.pack("<QiI3I3IQQQB7x", 1, 0, 12345, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0)
+# bytes_written, work kind + 7 bytes padding, dims[6]; undefined kernel 12345.
+LAUNCH = struct.pack("<QiI3I3IQQQB7x6I", 1, 0, 12345, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0,
+                     0, 0, 0, 0, 0, 0)
 STREAM_CREATE_DEV99 = struct.pack("<QiIiI", 1 << 16, 99, 0, 0, 0)
 
 

@@ -107,9 +107,25 @@ name = "big"
   EXPECT_EQ(explicit_points.points[1].name, "big");
   EXPECT_EQ(explicit_points.command[2], "echo {hosts} {batch}");  // run by /bin/sh -c
 
+  // Other names under [axes] are the workload's own placeholders; one the command does not use
+  // (a misspelt axis) is refused.
+  SweepSpec vars;
+  read_sweep_file(write_file("vars.toml",
+                             "command = \"run --mode {mode}\"\n[axes]\n"
+                             "hosts = [1, 2]\nmode = [\"a\", \"b\"]\n"),
+                  vars);
+  ASSERT_EQ(vars.points.size(), 4u);
+  EXPECT_EQ(vars.points[0].vars.at("mode"), "a");
+  EXPECT_EQ(vars.points[1].vars.at("mode"), "a");  // hosts fastest, variables outermost
+  EXPECT_EQ(vars.points[2].vars.at("mode"), "b");
+  EXPECT_NO_THROW(check_vars_used(vars));
   SweepSpec bad;
-  EXPECT_THROW(read_sweep_file(write_file("bad1.toml", "[axes]\nhostz = [1]\n"), bad),
-               std::runtime_error);
+  read_sweep_file(write_file("bad1.toml", "command = \"run\"\n[axes]\nhostz = [1]\n"), bad);
+  EXPECT_THROW(check_vars_used(bad), std::invalid_argument);
+  const auto axis = parse_var_axis("sharding=table-wise,dmt");
+  EXPECT_EQ(axis.first, "sharding");
+  EXPECT_EQ(axis.second.size(), 2u);
+  EXPECT_THROW(parse_var_axis("sharding"), std::invalid_argument);
   EXPECT_THROW(read_sweep_file(write_file("bad2.toml", "[axes]\nhosts = [\"one\"]\n"), bad),
                std::runtime_error);
   EXPECT_THROW(read_sweep_file(write_file("bad3.toml", "[axes\n"), bad), std::runtime_error);

@@ -21,7 +21,7 @@
 namespace phantora::wire {
 
 inline constexpr uint32_t kMagic = 0x50484e54;  // "PHNT"
-inline constexpr uint16_t kVersion = 2;         // 2: Launch carries decoded memory work
+inline constexpr uint16_t kVersion = 3;  // 2: Launch carries decoded memory work; 3: and attention shapes
 inline constexpr size_t kTokenBytes = 32;
 // Large enough for a group of small collectives with their payloads (kMaxPayloadBytes each).
 inline constexpr size_t kMaxFrameBytes = 64u << 20;
@@ -174,6 +174,8 @@ enum class WorkKind : uint8_t {
   kCat = 3,
   kNorm = 4,
   kSoftmax = 5,
+  kAttentionForward = 6,   // Launch::dims = batch, heads, seq_q, seq_k, head_dim, flags
+  kAttentionBackward = 7,  // flags: bit 0 causal, bit 1 bf16 (else fp16)
 };
 // The memory-op token of the cost model (kernels-db MemoryOpDesc::op); "" for kNone.
 inline const char* work_name(WorkKind k) {
@@ -188,6 +190,9 @@ inline const char* work_name(WorkKind k) {
       return "norm";
     case WorkKind::kSoftmax:
       return "softmax";
+    case WorkKind::kAttentionForward:
+    case WorkKind::kAttentionBackward:
+      return "attention";
     case WorkKind::kNone:
       break;
   }
@@ -205,6 +210,7 @@ struct Launch {
   uint64_t bytes_written = 0;
   WorkKind work = WorkKind::kNone;
   uint8_t pad[7]{};
+  uint32_t dims[6]{};  // attention shapes (WorkKind::kAttention*)
 };
 
 enum class CopyKind : uint8_t {

@@ -100,10 +100,12 @@ class CostModel {
   void set_database(std::shared_ptr<const DbSnapshot> db) { db_ = std::move(db); }
   const DbSnapshot* database() const { return db_.get(); }
 
-  // pinned (by kernel name) → database (kernel signature) → the memory-bound model when the
-  // launch's memory work was decoded (`work`, may be null) → default by grid size.
+  // pinned (by kernel name) → database (kernel signature) → the attention model when the
+  // launch is an attention call whose shape was decoded (`attention`), or the memory-bound
+  // model when its memory work was (`work`; either may be null) → default by grid size.
   KernelCost cost_of_kernel(const KernelLaunchInfo& launch, const GpuPreset& gpu,
-                            const MemoryOpDesc* work = nullptr) const;
+                            const MemoryOpDesc* work = nullptr,
+                            const AttentionDesc* attention = nullptr) const;
   // database → GEMM model.
   KernelCost cost_of_gemm(const GemmDesc& gemm, const GpuPreset& gpu) const;
   // database → attention model.

@@ -29,6 +29,7 @@ struct KernelLaunch {
   wire::WorkKind work = wire::WorkKind::kNone;
   uint64_t bytes_read = 0;
   uint64_t bytes_written = 0;
+  std::array<uint32_t, 6> dims{};  // attention shapes (wire::Launch::dims)
 };
 
 class CostProvider {
