@@ -104,6 +104,9 @@ SweepCommand::SweepCommand(CLI::App& app) {
   cmd_->add_option("--nic-gbytes-per-s", nic_,
                    "NIC bandwidths (GB/s per direction), e.g. 48.5,12.5");
   cmd_->add_option("--oversubscription", oversubscription_, "Leaf-to-spine ratios, e.g. 1,2,4");
+  cmd_->add_option("--var", vars_,
+                   "An axis of the workload's own placeholder: name=a,b (repeatable), e.g. "
+                   "--var sharding=table-wise,dmt for {sharding}");
   cmd_->add_option("--file", file_, "TOML sweep file: axes or explicit points (docs/sweep.md)")
       ->check(CLI::ExistingFile);
   cmd_->add_option("--parallel", spec_.parallel, "Points run at once")->capture_default_str();
@@ -141,13 +144,16 @@ int SweepCommand::run() {
   axes.topology = split_list(topology_);
   axes.nic_gbytes_per_s = parse_list<double>(nic_, "--nic-gbytes-per-s");
   axes.oversubscription = parse_list<double>(oversubscription_, "--oversubscription");
+  for (const std::string& v : vars_) axes.vars.push_back(parse_var_axis(v));
   const bool cli_axes = !hosts_.empty() || !gpus_per_host_.empty() || !gpu_.empty() ||
-                        !topology_.empty() || !nic_.empty() || !oversubscription_.empty();
+                        !topology_.empty() || !nic_.empty() || !oversubscription_.empty() ||
+                        !vars_.empty();
   if (cli_axes || spec_.points.empty()) spec_.points = expand_axes(axes);
   if (spec_.command.empty()) {
     throw std::invalid_argument("no workload given: phantora sweep [options] -- <command> [args]");
   }
   if (spec_.parallel < 1) throw std::invalid_argument("--parallel must be at least 1");
+  check_vars_used(spec_);
   for (const SweepPoint& p : spec_.points) {
     kernels::GpuCatalog::builtin().find(p.gpu);  // an unknown model is named now
   }

@@ -22,6 +22,7 @@ class SweepCommand {
   SweepSpec spec_;
   std::string hosts_, gpus_per_host_, gpu_, topology_, nic_, oversubscription_;
   std::string file_;
+  std::vector<std::string> vars_;
 };
 
 }  // namespace phantora::tools

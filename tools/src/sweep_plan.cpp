@@ -117,24 +117,40 @@ std::vector<SweepPoint> expand_axes(const SweepAxes& a) {
   const std::vector<int> hosts = a.hosts.empty() ? std::vector<int>{1} : a.hosts;
   const std::vector<int> gph = a.gpus_per_host.empty() ? std::vector<int>{8} : a.gpus_per_host;
   const std::vector<std::string> gpus = a.gpu.empty() ? std::vector<std::string>{"h100"} : a.gpu;
+  // The variables' product, outermost.
+  std::vector<std::map<std::string, std::string>> var_sets = {{}};
+  for (const auto& [name, values] : a.vars) {
+    std::vector<std::map<std::string, std::string>> next;
+    for (const auto& set : var_sets) {
+      for (const std::string& v : values) {
+        auto more = set;
+        more[name] = v;
+        next.push_back(std::move(more));
+      }
+    }
+    var_sets = std::move(next);
+  }
   const auto topologies = or_unset(a.topology);
   const auto nics = or_unset(a.nic_gbytes_per_s);
   const auto overs = or_unset(a.oversubscription);
-  for (const auto& topo : topologies) {
-    for (const auto& nic : nics) {
-      for (const auto& over : overs) {
-        for (const std::string& gpu : gpus) {
-          for (int g : gph) {
-            for (int h : hosts) {
-              SweepPoint p;
-              p.hosts = h;
-              p.gpus_per_host = g;
-              p.gpu = gpu;
-              p.topology = topo.value_or("");
-              p.nic_gbytes_per_s = nic;
-              p.oversubscription = over;
-              validate(p);
-              points.push_back(std::move(p));
+  for (const auto& vars : var_sets) {
+    for (const auto& topo : topologies) {
+      for (const auto& nic : nics) {
+        for (const auto& over : overs) {
+          for (const std::string& gpu : gpus) {
+            for (int g : gph) {
+              for (int h : hosts) {
+                SweepPoint p;
+                p.hosts = h;
+                p.gpus_per_host = g;
+                p.gpu = gpu;
+                p.topology = topo.value_or("");
+                p.nic_gbytes_per_s = nic;
+                p.oversubscription = over;
+                p.vars = vars;
+                validate(p);
+                points.push_back(std::move(p));
+              }
             }
           }
         }
@@ -186,11 +202,24 @@ void read_sweep_file(const std::filesystem::path& file, SweepSpec& spec) {
   if (const toml::table* axes = t["axes"].as_table()) {
     static const std::set<std::string> axis_keys = {
         "hosts", "gpus_per_host", "gpu", "topology", "nic_gbytes_per_s", "oversubscription"};
-    for (const auto& [k, v] : *axes) {
-      if (!axis_keys.contains(std::string(k.str())))
-        file_error(file, fmt::format("axes: unknown axis '{}'", k.str()));
-    }
     SweepAxes a;
+    // Other names are axes of the workload's own placeholders.
+    for (const auto& [k, v] : *axes) {
+      const std::string key(k.str());
+      if (axis_keys.contains(key)) continue;
+      std::vector<std::string> values;
+      auto one = [&](const toml::node& e) {
+        const std::string text = scalar_text(e);
+        if (text.empty()) file_error(file, fmt::format("axes.{}: expected scalars", key));
+        values.push_back(text);
+      };
+      if (const toml::array* arr = v.as_array()) {
+        for (const toml::node& e : *arr) one(e);
+      } else {
+        one(v);
+      }
+      a.vars.emplace_back(key, std::move(values));
+    }
     a.hosts = toml_list<int>(axes->get("hosts"), file, "hosts");
     a.gpus_per_host = toml_list<int>(axes->get("gpus_per_host"), file, "gpus_per_host");
     a.gpu = toml_list<std::string>(axes->get("gpu"), file, "gpu");
@@ -244,6 +273,30 @@ void read_sweep_file(const std::filesystem::path& file, SweepSpec& spec) {
   if (!points.empty()) {
     make_names_unique(points);
     spec.points = std::move(points);
+  }
+}
+
+std::pair<std::string, std::vector<std::string>> parse_var_axis(const std::string& text) {
+  const size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
+    throw std::invalid_argument(fmt::format(
+        "--var '{}': expected name=value[,value...], e.g. sharding=table-wise,dmt", text));
+  }
+  return {text.substr(0, eq), split_list(text.substr(eq + 1))};
+}
+
+void check_vars_used(const SweepSpec& spec) {
+  std::string all;
+  for (const std::string& a : spec.command) all += a + ' ';
+  all += spec.items_per_step;
+  for (const SweepPoint& p : spec.points) {
+    for (const auto& [k, v] : p.vars) {
+      if (all.find("{" + k + "}") == std::string::npos) {
+        throw std::invalid_argument(fmt::format(
+            "the sweep defines '{}' but the command has no {{{}}} placeholder (a misspelt axis?)",
+            k, k));
+      }
+    }
   }
 }
 

@@ -44,7 +44,12 @@ struct SweepAxes {
   std::vector<int> hosts, gpus_per_host;
   std::vector<std::string> gpu, topology;
   std::vector<double> nic_gbytes_per_s, oversubscription;
+  // Axes of the workload's own placeholders ({sharding} over "table-wise", "dmt"), outermost.
+  std::vector<std::pair<std::string, std::vector<std::string>>> vars;
 };
+
+// "name=a,b,c" (the --var option) -> {name, {a, b, c}}; throws std::invalid_argument.
+std::pair<std::string, std::vector<std::string>> parse_var_axis(const std::string& text);
 
 // The product of the axes, in order (hosts varies fastest within each other combination, so
 // that a table reads as scaling curves). Throws std::invalid_argument for bad values.
@@ -53,6 +58,9 @@ std::vector<SweepPoint> expand_axes(const SweepAxes& axes);
 // Reads a sweep file (format in docs/sweep.md) over `spec`'s defaults: its [axes] and
 // [[point]] tables, command and settings. Throws std::runtime_error naming the file and key.
 void read_sweep_file(const std::filesystem::path& file, SweepSpec& spec);
+
+// Every variable a point defines must be used by the command (a misspelt axis is an error).
+void check_vars_used(const SweepSpec& spec);
 
 // The point's command: every {name} replaced; an unknown placeholder is an error naming it.
 std::vector<std::string> point_command(const SweepSpec& spec, const SweepPoint& p, int index);
