@@ -524,6 +524,7 @@ std::optional<SmallKernelPlan> plan_small_kernel(const TorchKernel& k, void* con
     case TorchFamily::kReduce:
       return plan_reduce(k, args);
     case TorchFamily::kCat:
+      if (k.cat_vectorized) return std::nullopt;  // offsets of its own: not computed
       return plan_cat(k, args, grid);
     default:
       return std::nullopt;

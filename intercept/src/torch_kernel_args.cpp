@@ -235,6 +235,31 @@ std::optional<LaunchWork> launch_work(const TorchKernel& k, void* const* args,
       w.bytes_written = rows * row_bytes;
       return w;
     }
+    case TorchFamily::kIndexed: {
+      auto arg = [&](int i) -> int64_t {
+        const int at = k.size_args[i];
+        const auto* p = static_cast<const uint8_t*>(args[at]);
+        return k.size_arg_bytes[i] == 8 ? load<int64_t>(p, 0) : load<int32_t>(p, 0);
+      };
+      const int64_t count = arg(0), size = arg(1);
+      if (count < 0 || size < 0) return std::nullopt;
+      const auto idx = static_cast<uint64_t>(k.index_bytes);
+      if (k.functor == "gather") {
+        // num_ind slices of slice_size bytes each, and the indices.
+        w.op = "elementwise";
+        w.bytes_read = static_cast<uint64_t>(count) * (static_cast<uint64_t>(size) + idx);
+        w.bytes_written = static_cast<uint64_t>(count) * static_cast<uint64_t>(size);
+        return w;
+      }
+      // numIndices rows of featureSize read (with their indices), numBags rows written.
+      const int64_t feature = arg(2);
+      if (feature < 0) return std::nullopt;
+      const auto e = static_cast<uint64_t>(k.in_bytes);
+      w.op = "elementwise";
+      w.bytes_read = static_cast<uint64_t>(count) * (static_cast<uint64_t>(feature) * e + idx);
+      w.bytes_written = static_cast<uint64_t>(size) * static_cast<uint64_t>(feature) * e;
+      return w;
+    }
     case TorchFamily::kFlashAttention: {
       // Grid (sequence blocks, batch, heads); the sequence is known to a block. Self-attention
       // as in training: the other sequence length is taken to be the same.

@@ -231,8 +231,11 @@ void classify_reduce(std::string_view d, TorchKernel& k) {
 }
 
 void classify_cat(std::string_view base, std::string_view d, TorchKernel& k) {
-  // The _vectorized variant writes through a char* with its own offsets: not decoded.
-  if (!ends_with(base, "CatArrayBatchedCopy") && !ends_with(base, "_contig")) return;
+  // The _vectorized variant writes through a char* with offsets of its own: its element counts
+  // price it, but it is not computed.
+  k.cat_vectorized = ends_with(base, "CatArrayBatchedCopy_vectorized");
+  if (!ends_with(base, "CatArrayBatchedCopy") && !ends_with(base, "_contig") && !k.cat_vectorized)
+    return;
   const std::vector<std::string_view> targs = template_args(d);
   // CatArrayBatchedCopy*<OpaqueType<bytes>, index_t, dims, batch, stride[, alignment]>
   if (targs.size() < 5) return;
@@ -249,6 +252,48 @@ void classify_cat(std::string_view base, std::string_view d, TorchKernel& k) {
     return;
   }
   k.family = TorchFamily::kCat;
+}
+
+// The parameter list's types: "(int, float, float const*, ...)" after the template arguments.
+std::vector<std::string_view> parameter_types(std::string_view d) {
+  const size_t targs_open = d.find('<');
+  const size_t targs_close = targs_open == std::string_view::npos ? 0 : matching(d, targs_open);
+  if (targs_close == std::string_view::npos) return {};
+  const size_t open = d.find('(', targs_close);
+  const size_t close = open == std::string_view::npos ? open : matching(d, open);
+  if (close == std::string_view::npos) return {};
+  return split_top(d.substr(open + 1, close - open - 1));
+}
+
+// Kernels whose sizes are plain integer parameters (IndexKernelUtils.cu, EmbeddingBag.cu):
+//   vectorized_gather_kernel<align, index_t>(char* out, char* in, index_t* idx, int num_ind,
+//       int64_t slice_size /* bytes */, ...)                       -- index_select, gather
+//   EmbeddingBag_updateOutputKernel_{sum_mean,max}<T, index_t>(input, offsets, weight, output,
+//       offset2bag, numIndices, numBags, featureSize, ...)
+void classify_indexed(std::string_view base, std::string_view d, TorchKernel& k) {
+  const std::vector<std::string_view> params = parameter_types(d);
+  const std::vector<std::string_view> targs = template_args(d);
+  auto width = [&](size_t i) { return i < params.size() ? scalar_bytes(params[i]) : 0; };
+  if (ends_with(base, "vectorized_gather_kernel") && targs.size() >= 2) {
+    k.index_bytes = scalar_bytes(targs[1]);
+    k.size_args = {3, 4, -1};
+  } else if ((ends_with(base, "EmbeddingBag_updateOutputKernel_sum_mean") ||
+              ends_with(base, "EmbeddingBag_updateOutputKernel_max")) &&
+             targs.size() >= 2) {
+    k.in_bytes = k.out_bytes = scalar_bytes(targs[0]);
+    k.index_bytes = scalar_bytes(targs[1]);
+    k.size_args = {5, 6, 7};
+  } else {
+    return;
+  }
+  for (int i = 0; i < 3; ++i) {
+    if (k.size_args[i] < 0) continue;
+    k.size_arg_bytes[i] = width(static_cast<size_t>(k.size_args[i]));
+    if (k.size_arg_bytes[i] != 4 && k.size_arg_bytes[i] != 8) return;
+  }
+  if (k.index_bytes == 0) return;
+  k.functor = ends_with(base, "vectorized_gather_kernel") ? "gather" : "embedding_bag";
+  k.family = TorchFamily::kIndexed;
 }
 
 // Row-wise kernels: one block per row; the row length is one argument, the element types
@@ -272,14 +317,7 @@ void classify_rowwise(std::string_view base, std::string_view d, TorchKernel& k)
     if (!ends_with(base, r.name)) continue;
     const std::vector<ScalarType> types = scalar_types_in(d.substr(0, d.find('(')));
     if (types.empty()) return;
-    // The parameter list: "(int, float, float const*, ...)" after the template arguments.
-    const size_t targs_open = d.find('<');
-    const size_t targs_close = targs_open == std::string_view::npos ? 0 : matching(d, targs_open);
-    if (targs_close == std::string_view::npos) return;
-    const size_t open = d.find('(', targs_close);
-    const size_t close = open == std::string_view::npos ? open : matching(d, open);
-    if (close == std::string_view::npos) return;
-    const std::vector<std::string_view> params = split_top(d.substr(open + 1, close - open - 1));
+    const std::vector<std::string_view> params = parameter_types(d);
     if (r.length_arg >= static_cast<int>(params.size())) return;
     k.row_length_bytes = scalar_bytes(params[r.length_arg]);
     if (k.row_length_bytes != 4 && k.row_length_bytes != 8) return;
@@ -440,6 +478,7 @@ TorchKernel classify_torch_kernel(std::string_view demangled) {
     classify_flash(base, d, k);
   } else {
     classify_rowwise(base, d, k);
+    if (k.family == TorchFamily::kUnknown) classify_indexed(base, d, k);
   }
   return k;
 }

@@ -9,6 +9,7 @@
 // reads. Pure string work: no CUDA, no process state.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -30,6 +31,8 @@ enum class TorchFamily : uint8_t {
   kCat,
   // One block per row: vectorized_layer_norm_kernel(int N, ...), cunn_SoftMax*(..., classes)
   kRowwise,
+  // Sizes in plain integer parameters: vectorized_gather_kernel, EmbeddingBag_updateOutput*
+  kIndexed,
   // PyTorch's FlashAttention-2 (pytorch_flash::*): shapes from the grid (query or key blocks,
   // batch, heads) and the kernel traits in the name (head dim, block sizes, causal).
   kFlashAttention,
@@ -74,6 +77,12 @@ struct TorchKernel {
   int cat_batch = 0;            // inputs per launch the metadata has room for
   int cat_stride_size = 0;      // size/stride records in the metadata (1: all contiguous)
   bool cat_contiguous = false;  // the _contig variants: inputs are contiguous
+  bool cat_vectorized = false;  // CatArrayBatchedCopy_vectorized: priced, not computed
+  // kIndexed: which parameters hold (count, size, width) and their byte widths (-1: none);
+  // functor is "gather" or "embedding_bag".
+  std::array<int, 3> size_args{-1, -1, -1};
+  std::array<int, 3> size_arg_bytes{0, 0, 0};
+  int index_bytes = 0;
   // FlashAttention kernels.
   FlashKernel flash = FlashKernel::kForward;
   int flash_head_dim = 0;

@@ -479,3 +479,35 @@ TEST(TorchKernelArgs, FlashAttentionShapesFromGridAndTraits) {
   EXPECT_EQ(c->bytes_read, 4ull * 12 * 1024 * 64 * 4);
   EXPECT_EQ(c->bytes_written, 4ull * 12 * 1024 * 64 * 2);
 }
+
+TEST(TorchKernelArgs, GatherAndEmbeddingBagSizesFromTheirParameters) {
+  // index_select: num_ind (int, parameter 3) slices of slice_size bytes (int64, parameter 4).
+  const TorchKernel gather = classify(
+      "void at::native::vectorized_gather_kernel<16, long>(char*, char*, long*, int, long, long, "
+      "long, long, bool)");
+  ASSERT_EQ(gather.family, TorchFamily::kIndexed);
+  char* p = nullptr;
+  int num = 1000;
+  int64_t slice = 512, other = 0;
+  bool neg = false;
+  void* gargs[] = {&p, &p, &p, &num, &slice, &other, &other, &other, &neg};
+  const auto g = launch_work(gather, gargs, {1, 1, 1});
+  ASSERT_TRUE(g.has_value());
+  EXPECT_EQ(g->bytes_read, 1000u * (512 + 8));  // the slices and their int64 indices
+  EXPECT_EQ(g->bytes_written, 1000u * 512);
+
+  // EmbeddingBag sum: numIndices 6000 rows of 128 floats read, numBags 2000 rows written.
+  const TorchKernel bag = classify(
+      "void at::native::(anonymous namespace)::EmbeddingBag_updateOutputKernel_sum_mean<float, "
+      "long>(long const*, long const*, float const*, float*, long*, long, long, long, long, long, "
+      "int, long*, float const*, long, long, long)");
+  ASSERT_EQ(bag.family, TorchFamily::kIndexed);
+  int64_t indices = 6000, bags = 2000, feature = 128, zero = 0;
+  int mode = 0;
+  void* bargs[] = {&p,    &p,    &p,    &p, &p, &indices, &bags, &feature,
+                   &zero, &zero, &mode, &p, &p, &zero,    &zero, &zero};
+  const auto b = launch_work(bag, bargs, {1, 1, 1});
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(b->bytes_read, 6000u * (128 * 4 + 8));
+  EXPECT_EQ(b->bytes_written, 2000u * 128 * 4);
+}
