@@ -21,7 +21,8 @@
 namespace phantora::wire {
 
 inline constexpr uint32_t kMagic = 0x50484e54;  // "PHNT"
-inline constexpr uint16_t kVersion = 3;  // 2: Launch carries decoded memory work; 3: and attention shapes
+// 2: Launch carries decoded memory work; 3: and attention shapes.
+inline constexpr uint16_t kVersion = 3;
 inline constexpr size_t kTokenBytes = 32;
 // Large enough for a group of small collectives with their payloads (kMaxPayloadBytes each).
 inline constexpr size_t kMaxFrameBytes = 64u << 20;
