@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "phantora/kernels/gpu_catalog.hpp"
+#include "phantora/simcore/report.hpp"
 #include "sweep_plots.hpp"
 #include "sweep_results.hpp"
 
@@ -235,10 +236,12 @@ int SweepCommand::run() {
   const std::string table = markdown_table(results, spec_.items_name);
   std::string command_line;
   for (const auto& c : spec_.command) command_line += (command_line.empty() ? "" : " ") + c;
-  write_text_file(spec_.out / "summary.md",
-                  fmt::format("# phantora sweep\n\nWorkload: `{}`\n\n{}", command_line, table));
-  write_text_file(spec_.out / "index.html",
-                  sweep_html(results, spec_.items_name, "phantora sweep: " + command_line));
+  sim::write_file_atomically(
+      spec_.out / "summary.md",
+      fmt::format("# phantora sweep\n\nWorkload: `{}`\n\n{}", command_line, table));
+  sim::write_file_atomically(
+      spec_.out / "index.html",
+      sweep_html(results, spec_.items_name, "phantora sweep: " + command_line));
   std::string why;
   const bool png = write_pngs(results, spec_.items_name, spec_.out, &why);
   std::cout << table;

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "phantora/simcore/report.hpp"
 #include "sweep_results.hpp"
 
 namespace phantora::tools {
@@ -245,7 +246,7 @@ bool write_pngs(const std::vector<PointResult>& results, const std::string& item
           data_dir / fmt::format("{}-{}.dat", std::filesystem::path(ch.file).stem().string(), i);
       std::string rows;
       for (const auto& [x, y] : curve.points) rows += fmt::format("{} {}\n", x, y);
-      write_text_file(data, rows);
+      sim::write_file_atomically(data, rows);
       std::string label = curve.label;
       std::replace(label.begin(), label.end(), '\'', ' ');
       plots.push_back(
@@ -262,7 +263,7 @@ bool write_pngs(const std::vector<PointResult>& results, const std::string& item
     }
   }
   const std::filesystem::path script_file = data_dir / "plots.gp";
-  write_text_file(script_file, script);
+  sim::write_file_atomically(script_file, script);
   const std::string cmd = fmt::format("'{}' '{}' 2>'{}'", gnuplot, script_file.string(),
                                       (data_dir / "gnuplot.err").string());
   const int rc = std::system(cmd.c_str());

@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "phantora/simcore/report.hpp"
+
 namespace phantora::tools {
 namespace {
 
@@ -107,17 +109,6 @@ void compute_efficiency(std::vector<PointResult>& results) {
   }
 }
 
-void write_text_file(const std::filesystem::path& file, const std::string& text) {
-  std::filesystem::path tmp = file;
-  tmp += ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out << text;
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
-  }
-  std::filesystem::rename(tmp, file);
-}
-
 void write_csv(const std::vector<PointResult>& results, const std::string& items_name,
                const std::filesystem::path& file) {
   const std::vector<std::string> vars = var_names(results);
@@ -148,7 +139,7 @@ void write_csv(const std::vector<PointResult>& results, const std::string& items
       out += fmt::format(",,,,,,,,,,{:.3f},{}\n", r.wall_s, csv_field(r.reason));
     }
   }
-  write_text_file(file, out);
+  sim::write_file_atomically(file, out);
 }
 
 std::string markdown_table(const std::vector<PointResult>& results, const std::string& items_name) {

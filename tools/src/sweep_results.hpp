@@ -40,7 +40,4 @@ void write_csv(const std::vector<PointResult>& results, const std::string& items
                const std::filesystem::path& file);
 std::string markdown_table(const std::vector<PointResult>& results, const std::string& items_name);
 
-// Writes `text` to `file` through a temporary name, so that no reader sees half a file.
-void write_text_file(const std::filesystem::path& file, const std::string& text);
-
 }  // namespace phantora::tools
