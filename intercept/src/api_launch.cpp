@@ -71,8 +71,9 @@ cudaError_t launch(const void* func, dim3 grid, dim3 block, size_t shared_mem, c
   std::optional<LaunchWork> work;
   std::optional<SmallKernelPlan> plan;
   if (torch.family != TorchFamily::kUnknown && args != nullptr) {
-    work = launch_work(torch, args, g);
-    plan = plan_small_kernel(torch, args, g);
+    const DecodedArgs decoded = decode_args(torch, args, g);
+    work = launch_work(torch, decoded, args, g);
+    plan = plan_small_kernel(torch, decoded);
   }
   if (s->capture != nullptr) {
     // A captured kernel runs at replay, not now: what it writes is unknown from here on.

@@ -7,7 +7,6 @@
 
 #include "phantora/float_formats.hpp"
 #include "shadow.hpp"
-#include "torch_kernel_args.hpp"
 
 namespace phantora::shim {
 namespace {
@@ -277,8 +276,8 @@ ElementwiseOp elementwise_op(const TorchKernel& k) {
   return e;
 }
 
-std::optional<SmallKernelPlan> plan_elementwise(const TorchKernel& k, void* const* args) {
-  const auto a = read_elementwise(k, args);
+std::optional<SmallKernelPlan> plan_elementwise(const TorchKernel& k,
+                                                const std::optional<ElementwiseArgs>& a) {
   if (!a || a->data.empty()) return std::nullopt;  // strided: operands unknown
   SmallKernelPlan plan;
   const uint64_t n = a->n;
@@ -395,8 +394,8 @@ Value combine(std::string_view op, const Value& acc, const Value& v) {
   return r;
 }
 
-std::optional<SmallKernelPlan> plan_reduce(const TorchKernel& k, void* const* args) {
-  const auto r = read_reduce(k, args);
+std::optional<SmallKernelPlan> plan_reduce(const TorchKernel& k,
+                                           const std::optional<ReduceArgs>& r) {
   if (!r) return std::nullopt;
   SmallKernelPlan plan;
   const Elem in = elem_of(k.scalar.name), acc = elem_of(k.accumulator.name),
@@ -462,9 +461,7 @@ uint64_t slice_offset(const std::array<uint32_t, 4>& size, const std::array<uint
   return offset + linear * stride[0];
 }
 
-std::optional<SmallKernelPlan> plan_cat(const TorchKernel& k, void* const* args,
-                                        const std::array<uint32_t, 3>& grid) {
-  const auto c = read_cat(k, args, grid[1]);
+std::optional<SmallKernelPlan> plan_cat(const TorchKernel& k, const std::optional<CatArgs>& c) {
   if (!c) return std::nullopt;
   SmallKernelPlan plan;
   const uint64_t eb = static_cast<uint64_t>(k.cat_element_bytes);
@@ -514,21 +511,24 @@ std::optional<SmallKernelPlan> plan_cat(const TorchKernel& k, void* const* args,
 
 }  // namespace
 
-std::optional<SmallKernelPlan> plan_small_kernel(const TorchKernel& k, void* const* args,
-                                                 const std::array<uint32_t, 3>& grid) {
-  if (args == nullptr) return std::nullopt;
+std::optional<SmallKernelPlan> plan_small_kernel(const TorchKernel& k, const DecodedArgs& d) {
   switch (k.family) {
     case TorchFamily::kVectorized:
     case TorchFamily::kUnrolled:
-      return plan_elementwise(k, args);
+      return plan_elementwise(k, d.elementwise);
     case TorchFamily::kReduce:
-      return plan_reduce(k, args);
+      return plan_reduce(k, d.reduce);
     case TorchFamily::kCat:
       if (k.cat_vectorized) return std::nullopt;  // offsets of its own: not computed
-      return plan_cat(k, args, grid);
+      return plan_cat(k, d.cat);
     default:
       return std::nullopt;
   }
+}
+
+std::optional<SmallKernelPlan> plan_small_kernel(const TorchKernel& k, void* const* args,
+                                                 const std::array<uint32_t, 3>& grid) {
+  return plan_small_kernel(k, decode_args(k, args, grid));
 }
 
 void run_small_kernel(const SmallKernelPlan& plan) {

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "torch_kernel_args.hpp"
 #include "torch_kernel_name.hpp"
 
 namespace phantora::shim {
@@ -33,8 +34,11 @@ struct SmallKernelPlan {
   std::function<void()> run;       // computes the outputs; empty: the outputs are forgotten
 };
 
-// What to do for this launch on the shadow store; nullopt when the family or its arguments are
-// not known (nothing is touched then).
+// What to do for this launch on the shadow store, from its decoded arguments
+// (torch_kernel_args.hpp); nullopt when the family or its arguments are not known (nothing is
+// touched then).
+std::optional<SmallKernelPlan> plan_small_kernel(const TorchKernel& k, const DecodedArgs& decoded);
+// Decodes and plans in one call.
 std::optional<SmallKernelPlan> plan_small_kernel(const TorchKernel& k, void* const* args,
                                                  const std::array<uint32_t, 3>& grid);
 

@@ -191,15 +191,42 @@ std::optional<ElementwiseArgs> read_elementwise(const TorchKernel& k, void* cons
   return e;
 }
 
+DecodedArgs decode_args(const TorchKernel& k, void* const* args,
+                        const std::array<uint32_t, 3>& grid) {
+  DecodedArgs d;
+  if (args == nullptr) return d;
+  switch (k.family) {
+    case TorchFamily::kVectorized:
+    case TorchFamily::kUnrolled:
+    case TorchFamily::kStrided:
+      d.elementwise = read_elementwise(k, args);
+      break;
+    case TorchFamily::kReduce:
+      d.reduce = read_reduce(k, args);
+      break;
+    case TorchFamily::kCat:
+      d.cat = read_cat(k, args, grid[1]);
+      break;
+    default:
+      break;
+  }
+  return d;
+}
+
 std::optional<LaunchWork> launch_work(const TorchKernel& k, void* const* args,
                                       const std::array<uint32_t, 3>& grid) {
+  return launch_work(k, decode_args(k, args, grid), args, grid);
+}
+
+std::optional<LaunchWork> launch_work(const TorchKernel& k, const DecodedArgs& decoded,
+                                      void* const* args, const std::array<uint32_t, 3>& grid) {
   if (args == nullptr) return std::nullopt;
   LaunchWork w;
   switch (k.family) {
     case TorchFamily::kVectorized:
     case TorchFamily::kUnrolled:
     case TorchFamily::kStrided: {
-      const auto e = read_elementwise(k, args);
+      const auto& e = decoded.elementwise;
       if (!e || k.operands <= 0 || k.in_bytes <= 0) return std::nullopt;
       w.op = "elementwise";
       w.bytes_read = e->n * static_cast<uint64_t>(k.in_bytes) * (k.operands - 1);
@@ -207,7 +234,7 @@ std::optional<LaunchWork> launch_work(const TorchKernel& k, void* const* args,
       return w;
     }
     case TorchFamily::kReduce: {
-      const auto r = read_reduce(k, args);
+      const auto& r = decoded.reduce;
       if (!r) return std::nullopt;
       w.op = "reduce";
       w.bytes_read = r->num_inputs * r->num_outputs * static_cast<uint64_t>(r->element_size);
@@ -215,7 +242,7 @@ std::optional<LaunchWork> launch_work(const TorchKernel& k, void* const* args,
       return w;
     }
     case TorchFamily::kCat: {
-      const auto c = read_cat(k, args, grid[1]);
+      const auto& c = decoded.cat;
       if (!c) return std::nullopt;
       w.op = "cat";
       for (const CatInput& in : c->inputs) {

@@ -80,6 +80,20 @@ struct LaunchWork {
   };
   std::optional<Attention> attention;
 };
+// The structured arguments of a launch of the elementwise, reduce or cat families, read once
+// per launch and shared by launch_work() and plan_small_kernel() (small_kernels.hpp).
+struct DecodedArgs {
+  std::optional<ElementwiseArgs> elementwise;
+  std::optional<ReduceArgs> reduce;
+  std::optional<CatArgs> cat;
+};
+DecodedArgs decode_args(const TorchKernel& k, void* const* args,
+                        const std::array<uint32_t, 3>& grid);
+
+// `decoded` from decode_args() of the same launch; the other families read `args` directly.
+std::optional<LaunchWork> launch_work(const TorchKernel& k, const DecodedArgs& decoded,
+                                      void* const* args, const std::array<uint32_t, 3>& grid);
+// Decodes and prices in one call (for callers that do not also plan the launch).
 std::optional<LaunchWork> launch_work(const TorchKernel& k, void* const* args,
                                       const std::array<uint32_t, 3>& grid);
 
