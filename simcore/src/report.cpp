@@ -55,6 +55,13 @@ nlohmann::json make_report(const SimulationConfig& config, const RunStats& stats
                   {"gpus_per_host", config.gpus_per_host},
                   {"gpu", config.gpu_name},
                   {"gpu_name", std::string(config.device.name)}};
+  if (config.replicas > 1) {
+    // `--represent-dp`: the job ran on `hosts`; the network carried every replica's traffic.
+    r["cluster"]["represented"] = {{"replicas", config.replicas},
+                                   {"hosts", config.represented_hosts()},
+                                   {"gpus", config.represented_hosts() * config.gpus_per_host},
+                                   {"dp_comms", config.dp_comms.describe()}};
+  }
   r["cpu_time"] = cpu_time_name(config.cpu_time);
   r["simulated_time_s"] = stats.simulated_end.as_seconds();
   r["simulated_time_ps"] = stats.simulated_end.as_ps();
@@ -156,6 +163,13 @@ std::string summary_table(const nlohmann::json& r) {
   line("cluster", fmt::format("{} host(s) x {} {} ({})", cl["hosts"].get<int>(),
                               cl["gpus_per_host"].get<int>(), cl["gpu"].get<std::string>(),
                               cl["gpu_name"].get<std::string>()));
+  if (cl.contains("represented")) {
+    const auto& rep = cl["represented"];
+    line("represented cluster",
+         fmt::format("{} host(s) = {} data-parallel replicas of the live hosts (dp comms: {})",
+                     rep["hosts"].get<int>(), rep["replicas"].get<int>(),
+                     rep["dp_comms"].get<std::string>()));
+  }
   line("status", r["status"].get<std::string>() +
                      (r.contains("message") ? ": " + r["message"].get<std::string>() : ""));
   line("ranks (processes)", std::to_string(r["ranks"].size()) +

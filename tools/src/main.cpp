@@ -41,6 +41,19 @@ int main(int argc, char** argv) {
                       "topology's; 400 Gb/s InfiniBand is about 48.5)");
   run_cmd->add_option("--oversubscription", run.oversubscription,
                       "Leaf-to-spine oversubscription ratio, >= 1 (overrides the topology's)");
+  run_cmd
+      ->add_option("--represent-dp", run.represent_dp,
+                   "Simulate N data-parallel replicas of the job: it runs on --hosts hosts, the "
+                   "cluster has N times as many, and the other replicas' traffic is simulated "
+                   "as copies of the live one's (docs/scale.md)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  run_cmd
+      ->add_option("--dp-comms", run.dp_comms,
+                   "With --represent-dp: which of the job's NCCL communicators are "
+                   "data-parallel: all (DDP/FSDP jobs), or size:K[,K...] (those with K ranks, "
+                   "e.g. size:1 for a job launched with data-parallel size 1)")
+      ->capture_default_str();
   run_cmd->add_option("--out", run.out, "Directory for report.json and trace.json")
       ->capture_default_str();
   run_cmd

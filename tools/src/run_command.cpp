@@ -93,8 +93,12 @@ std::shared_ptr<const net::Topology> load_topology(const std::string& name_or_fi
   return std::make_shared<const net::Topology>(net::Topology::preset(name_or_file, hosts));
 }
 
+// With --represent-dp N the topology describes the whole simulated cluster (N x the live hosts);
+// `hosts` stays the live count, the hosts the job's command runs on.
 Cluster resolve_cluster(const RunOptions& o) {
   Cluster c;
+  const int replicas = o.represent_dp;
+  if (replicas < 1) throw std::invalid_argument("--represent-dp must be at least 1");
   const bool is_file = o.topology && std::filesystem::exists(*o.topology);
   if (o.topology && is_file) {
     auto topo = load_topology(*o.topology, 0);
@@ -104,9 +108,15 @@ Cluster resolve_cluster(const RunOptions& o) {
                                                 *given, *o.topology, in_file));
       }
     };
-    agree("--hosts", o.hosts, topo->hosts());
+    if (topo->hosts() % replicas != 0) {
+      throw std::invalid_argument(
+          fmt::format("--represent-dp {}: the topology file {} has {} hosts, not a multiple of it",
+                      replicas, o.topology->c_str(), topo->hosts()));
+    }
+    agree(replicas > 1 ? "--hosts (live hosts: the file's hosts / --represent-dp)" : "--hosts",
+          o.hosts, topo->hosts() / replicas);
     agree("--gpus-per-host", o.gpus_per_host, topo->gpus_per_host());
-    c.hosts = topo->hosts();
+    c.hosts = topo->hosts() / replicas;
     c.gpus_per_host = topo->gpus_per_host();
     c.gpu = o.gpu.value_or(topo->gpu_model());
     c.topology = std::move(topo);
@@ -116,7 +126,7 @@ Cluster resolve_cluster(const RunOptions& o) {
     c.gpu = o.gpu.value_or("h100");
     if (o.topology) {
       // A preset: its fabric with the flags' counts.
-      net::TopologySpec spec = load_topology(*o.topology, c.hosts)->spec();
+      net::TopologySpec spec = load_topology(*o.topology, c.hosts * replicas)->spec();
       if (o.gpus_per_host && *o.gpus_per_host != spec.gpus_per_host) {
         spec.gpus_per_host = *o.gpus_per_host;
         spec.rails = net::TopologySpec::default_rails(spec.gpus_per_host, spec.nics_per_host);
@@ -128,7 +138,7 @@ Cluster resolve_cluster(const RunOptions& o) {
   if (o.nic_gbytes_per_s || o.oversubscription) {
     net::TopologySpec spec =
         c.topology ? c.topology->spec()
-                   : net::Topology::for_cluster(c.hosts, c.gpus_per_host, c.gpu).spec();
+                   : net::Topology::for_cluster(c.hosts * replicas, c.gpus_per_host, c.gpu).spec();
     if (o.nic_gbytes_per_s) {
       if (!(*o.nic_gbytes_per_s > 0))
         throw std::invalid_argument("--nic-gbytes-per-s must be positive");
@@ -181,6 +191,7 @@ int run_command(const RunOptions& o) {
   if (o.command.empty())
     throw std::invalid_argument("no command given: phantora run [options] -- <command> [args]");
   const Cluster cluster = resolve_cluster(o);
+  const sim::DpCommRule dp_comms = sim::DpCommRule::parse(o.dp_comms);
   if (cluster.hosts < 1) throw std::invalid_argument("--hosts must be at least 1");
   if (cluster.gpus_per_host < 1 || cluster.gpus_per_host > wire::kMaxDevicesPerHost - 1) {
     throw std::invalid_argument(
@@ -213,6 +224,8 @@ int run_command(const RunOptions& o) {
   config.trace_path = o.out / "trace.json";
   config.topology = cluster.topology;
   config.collective_timeout = std::chrono::seconds(o.collective_timeout_s);
+  config.replicas = o.represent_dp;
+  config.dp_comms = dp_comms;
 
   sim::KernelsCostProvider costs(std::move(cost_model), gpu);
   sim::Simulation simulation(config, costs);
@@ -245,8 +258,17 @@ int run_command(const RunOptions& o) {
   }
   job_output.start(std::filesystem::read_symlink("/proc/self/exe"));
   if (!o.quiet) {
-    fmt::print(stderr, "phantora: simulating {} host(s) x {} {} ; running: {}\n", cluster.hosts,
-               cluster.gpus_per_host, gpu.device_name(), fmt::join(o.command, " "));
+    if (config.replicas > 1) {
+      fmt::print(stderr,
+                 "phantora: simulating {} host(s) x {} {}: {} live, the rest {} data-parallel "
+                 "replica(s) of them (dp comms: {}); running: {}\n",
+                 config.represented_hosts(), cluster.gpus_per_host, gpu.device_name(),
+                 cluster.hosts, config.replicas - 1, config.dp_comms.describe(),
+                 fmt::join(o.command, " "));
+    } else {
+      fmt::print(stderr, "phantora: simulating {} host(s) x {} {} ; running: {}\n", cluster.hosts,
+                 cluster.gpus_per_host, gpu.device_name(), fmt::join(o.command, " "));
+    }
   }
 
   const auto wall_start = std::chrono::steady_clock::now();
