@@ -651,6 +651,7 @@ const RunStats& Simulation::finish() {
   stats_.late_collective_starts = collectives_.late_starts();
   stats_.communication = collectives_.stats();
   stats_.links = network_.link_stats();
+  stats_.network = network_.counters();
   for (Client& c : clients_) {
     for (const auto& [label, k] : c.kernel_tally) {
       KernelStats& total = stats_.kernels[c.kernels.at(label)];
