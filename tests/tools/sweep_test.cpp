@@ -163,3 +163,38 @@ TEST(SweepPlots, ChartsHaveOneCurvePerSeries) {
   EXPECT_NE(html.find("title &lt;&amp;&gt;"), std::string::npos);
   EXPECT_EQ(html.find("<script"), std::string::npos);  // self-contained, nothing to fetch
 }
+
+TEST(SweepPlan, RepresentedReplicasAreAnAxis) {
+  // One live host of 8 GPUs standing for 1, 16 and 128: {hosts} is what the job is launched on,
+  // {gpus} the whole cluster (for throughput), {live_gpus} the job's own.
+  SweepAxes axes;
+  axes.hosts = {1};
+  axes.represent_dp = {1, 16, 128};
+  const std::vector<SweepPoint> points = expand_axes(axes);
+  ASSERT_EQ(points.size(), 3u);
+  EXPECT_EQ(points[2].replicas, 128);
+  EXPECT_EQ(points[2].gpus(), 1024);
+  EXPECT_EQ(points[2].live_gpus(), 8);
+  EXPECT_EQ(points[2].name, "h1-g8-h100-x128");
+  EXPECT_EQ(points[0].name, "h1-g8-h100");
+  SweepSpec spec;
+  spec.command = {"torchrun",        "--nnodes",   "{hosts}",    "--nproc-per-node",
+                  "{gpus_per_host}", "{replicas}", "{live_gpus}"};
+  const auto cmd = point_command(spec, points[1], 0);
+  EXPECT_EQ(cmd[2], "1");
+  EXPECT_EQ(cmd[5], "16");
+  EXPECT_EQ(cmd[6], "8");
+  spec.items_per_step = "{gpus}*2*8192";
+  EXPECT_DOUBLE_EQ(items_per_step(spec, points[1], 0), 128.0 * 2 * 8192);
+  axes.represent_dp = {0};
+  EXPECT_THROW(expand_axes(axes), std::invalid_argument);
+
+  SweepSpec file;
+  read_sweep_file(write_file("represent.toml",
+                             "command = \"run {hosts}\"\ndp_comms = \"size:2\"\n[axes]\n"
+                             "represent_dp = [2, 4]\n"),
+                  file);
+  ASSERT_EQ(file.points.size(), 2u);
+  EXPECT_EQ(file.points[1].replicas, 4);
+  EXPECT_EQ(file.dp_comms, "size:2");
+}

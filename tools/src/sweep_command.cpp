@@ -58,6 +58,10 @@ std::vector<std::string> run_args(const SweepSpec& spec, const SweepPoint& p, in
     a.insert(a.end(), {"--nic-gbytes-per-s", fmt::format("{}", *p.nic_gbytes_per_s)});
   if (p.oversubscription)
     a.insert(a.end(), {"--oversubscription", fmt::format("{}", *p.oversubscription)});
+  if (p.replicas > 1) {
+    a.insert(a.end(), {"--represent-dp", std::to_string(p.replicas)});
+    if (!spec.dp_comms.empty()) a.insert(a.end(), {"--dp-comms", spec.dp_comms});
+  }
   if (spec.timeout_s) a.insert(a.end(), {"--timeout", std::to_string(*spec.timeout_s)});
   if (!spec.step_time_regex.empty()) a.insert(a.end(), {"--step-time-regex", spec.step_time_regex});
   a.push_back("--");
@@ -105,6 +109,11 @@ SweepCommand::SweepCommand(CLI::App& app) {
   cmd_->add_option("--nic-gbytes-per-s", nic_,
                    "NIC bandwidths (GB/s per direction), e.g. 48.5,12.5");
   cmd_->add_option("--oversubscription", oversubscription_, "Leaf-to-spine ratios, e.g. 1,2,4");
+  cmd_->add_option("--represent-dp", represent_dp_,
+                   "Data-parallel replicas represented (phantora run --represent-dp), e.g. "
+                   "1,16,128: the job runs on --hosts, the cluster is that many times larger");
+  cmd_->add_option("--dp-comms", spec_.dp_comms,
+                   "As for phantora run, for points with --represent-dp above 1");
   cmd_->add_option("--var", vars_,
                    "An axis of the workload's own placeholder: name=a,b (repeatable), e.g. "
                    "--var sharding=table-wise,dmt for {sharding}");
@@ -130,7 +139,8 @@ SweepCommand::SweepCommand(CLI::App& app) {
       ->capture_default_str();
   cmd_->add_option("command", spec_.command,
                    "The workload, after --; placeholders {hosts} {gpus_per_host} {gpus} {gpu} "
-                   "{topology} {nic} {oversubscription} {point} {port} and a point's own");
+                   "{topology} {nic} {oversubscription} {replicas} {live_gpus} {point} {port} "
+                   "and a point's own");
 }
 
 int SweepCommand::run() {
@@ -145,15 +155,17 @@ int SweepCommand::run() {
   axes.topology = split_list(topology_);
   axes.nic_gbytes_per_s = parse_list<double>(nic_, "--nic-gbytes-per-s");
   axes.oversubscription = parse_list<double>(oversubscription_, "--oversubscription");
+  axes.represent_dp = parse_list<int>(represent_dp_, "--represent-dp");
   for (const std::string& v : vars_) axes.vars.push_back(parse_var_axis(v));
   const bool cli_axes = !hosts_.empty() || !gpus_per_host_.empty() || !gpu_.empty() ||
                         !topology_.empty() || !nic_.empty() || !oversubscription_.empty() ||
-                        !vars_.empty();
+                        !represent_dp_.empty() || !vars_.empty();
   if (cli_axes || spec_.points.empty()) spec_.points = expand_axes(axes);
   if (spec_.command.empty()) {
     throw std::invalid_argument("no workload given: phantora sweep [options] -- <command> [args]");
   }
   if (spec_.parallel < 1) throw std::invalid_argument("--parallel must be at least 1");
+  if (!spec_.dp_comms.empty()) sim::DpCommRule::parse(spec_.dp_comms);  // named now if bad
   check_vars_used(spec_);
   for (const SweepPoint& p : spec_.points) {
     kernels::GpuCatalog::builtin().find(p.gpu);  // an unknown model is named now

@@ -20,7 +20,7 @@ class SweepCommand {
  private:
   CLI::App* cmd_;
   SweepSpec spec_;
-  std::string hosts_, gpus_per_host_, gpu_, topology_, nic_, oversubscription_;
+  std::string hosts_, gpus_per_host_, gpu_, topology_, nic_, oversubscription_, represent_dp_;
   std::string file_;
   std::vector<std::string> vars_;
 };

@@ -23,6 +23,7 @@ std::string point_name(const SweepPoint& p) {
   }
   if (p.nic_gbytes_per_s) name += "-nic" + number(*p.nic_gbytes_per_s);
   if (p.oversubscription) name += "-os" + number(*p.oversubscription);
+  if (p.replicas > 1) name += fmt::format("-x{}", p.replicas);
   for (const auto& [k, v] : p.vars) name += "-" + k + v;
   for (char& c : name) {
     const bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_';
@@ -58,6 +59,8 @@ void validate(const SweepPoint& p) {
     throw std::invalid_argument("nic bandwidth must be positive");
   if (p.oversubscription && !(*p.oversubscription >= 1))
     throw std::invalid_argument("oversubscription must be at least 1");
+  if (p.replicas < 1)
+    throw std::invalid_argument(fmt::format("represent_dp must be at least 1 ({})", p.replicas));
 }
 
 [[noreturn]] void file_error(const std::filesystem::path& f, const std::string& what) {
@@ -133,23 +136,27 @@ std::vector<SweepPoint> expand_axes(const SweepAxes& a) {
   const auto topologies = or_unset(a.topology);
   const auto nics = or_unset(a.nic_gbytes_per_s);
   const auto overs = or_unset(a.oversubscription);
+  const std::vector<int> replicas = a.represent_dp.empty() ? std::vector<int>{1} : a.represent_dp;
   for (const auto& vars : var_sets) {
-    for (const auto& topo : topologies) {
-      for (const auto& nic : nics) {
-        for (const auto& over : overs) {
-          for (const std::string& gpu : gpus) {
-            for (int g : gph) {
-              for (int h : hosts) {
-                SweepPoint p;
-                p.hosts = h;
-                p.gpus_per_host = g;
-                p.gpu = gpu;
-                p.topology = topo.value_or("");
-                p.nic_gbytes_per_s = nic;
-                p.oversubscription = over;
-                p.vars = vars;
-                validate(p);
-                points.push_back(std::move(p));
+    for (int rep : replicas) {
+      for (const auto& topo : topologies) {
+        for (const auto& nic : nics) {
+          for (const auto& over : overs) {
+            for (const std::string& gpu : gpus) {
+              for (int g : gph) {
+                for (int h : hosts) {
+                  SweepPoint p;
+                  p.hosts = h;
+                  p.gpus_per_host = g;
+                  p.gpu = gpu;
+                  p.topology = topo.value_or("");
+                  p.nic_gbytes_per_s = nic;
+                  p.oversubscription = over;
+                  p.vars = vars;
+                  p.replicas = rep;
+                  validate(p);
+                  points.push_back(std::move(p));
+                }
               }
             }
           }
@@ -170,8 +177,8 @@ void read_sweep_file(const std::filesystem::path& file, SweepSpec& spec) {
   }
   static const std::set<std::string> known = {
       "command",        "parallel",   "cpu_time",  "timeout", "step_time_regex",
-      "items_per_step", "items_name", "port_base", "out",     "axes",
-      "point"};
+      "items_per_step", "items_name", "port_base", "out",     "dp_comms",
+      "axes",           "point"};
   for (const auto& [k, v] : t) {
     if (!known.contains(std::string(k.str())))
       file_error(file, fmt::format("unknown key '{}'", k.str()));
@@ -196,12 +203,14 @@ void read_sweep_file(const std::filesystem::path& file, SweepSpec& spec) {
   if (auto v = t["items_per_step"].value<std::string>()) spec.items_per_step = *v;
   if (auto v = t["items_name"].value<std::string>()) spec.items_name = *v;
   if (auto v = t["port_base"].value<int64_t>()) spec.port_base = static_cast<int>(*v);
+  if (auto v = t["dp_comms"].value<std::string>()) spec.dp_comms = *v;
   if (auto v = t["out"].value<std::string>()) spec.out = *v;
 
   std::vector<SweepPoint> points;
   if (const toml::table* axes = t["axes"].as_table()) {
     static const std::set<std::string> axis_keys = {
-        "hosts", "gpus_per_host", "gpu", "topology", "nic_gbytes_per_s", "oversubscription"};
+        "hosts",       "gpus_per_host", "gpu", "topology", "nic_gbytes_per_s", "oversubscription",
+        "represent_dp"};
     SweepAxes a;
     // Other names are axes of the workload's own placeholders.
     for (const auto& [k, v] : *axes) {
@@ -226,6 +235,7 @@ void read_sweep_file(const std::filesystem::path& file, SweepSpec& spec) {
     a.topology = toml_list<std::string>(axes->get("topology"), file, "topology");
     a.nic_gbytes_per_s = toml_list<double>(axes->get("nic_gbytes_per_s"), file, "nic_gbytes_per_s");
     a.oversubscription = toml_list<double>(axes->get("oversubscription"), file, "oversubscription");
+    a.represent_dp = toml_list<int>(axes->get("represent_dp"), file, "represent_dp");
     try {
       points = expand_axes(a);
     } catch (const std::invalid_argument& e) {
@@ -251,10 +261,13 @@ void read_sweep_file(const std::filesystem::path& file, SweepSpec& spec) {
           p.nic_gbytes_per_s = *v.value<double>();
         } else if (key == "oversubscription" && v.is_number()) {
           p.oversubscription = *v.value<double>();
+        } else if (key == "represent_dp" && v.is_integer()) {
+          p.replicas = static_cast<int>(*v.value<int64_t>());
         } else if (key == "name" && v.is_string()) {
           p.name = *v.value<std::string>();
         } else if (key == "hosts" || key == "gpus_per_host" || key == "gpu" || key == "topology" ||
-                   key == "nic_gbytes_per_s" || key == "oversubscription") {
+                   key == "nic_gbytes_per_s" || key == "oversubscription" ||
+                   key == "represent_dp") {
           file_error(file, fmt::format("[[point]] {}: wrong type", key));
         } else {
           const std::string text = scalar_text(v);
@@ -306,6 +319,8 @@ std::map<std::string, std::string> placeholders(const SweepSpec& spec, const Swe
       {"hosts", std::to_string(p.hosts)},
       {"gpus_per_host", std::to_string(p.gpus_per_host)},
       {"gpus", std::to_string(p.gpus())},
+      {"live_gpus", std::to_string(p.live_gpus())},
+      {"replicas", std::to_string(p.replicas)},
       {"gpu", p.gpu},
       {"topology", p.topology},
       {"nic", p.nic_gbytes_per_s ? number(*p.nic_gbytes_per_s) : ""},

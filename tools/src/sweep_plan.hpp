@@ -2,8 +2,10 @@
 // (hosts, GPUs per host, GPU model, topology, NIC bandwidth, oversubscription) come from the
 // command line or a TOML sweep file (docs/sweep.md); their product, or the file's explicit
 // points, are the points. Each point's command is the workload's with placeholders filled in:
-// {hosts} {gpus_per_host} {gpus} {gpu} {topology} {nic} {oversubscription} {point} {port}, and
-// any variable a point defines (a parallelism degree, a batch size).
+// {hosts} {gpus_per_host} {gpus} {live_gpus} {replicas} {gpu} {topology} {nic}
+// {oversubscription} {point} {port}, and any variable a point defines (a parallelism degree, a
+// batch size). With `represent_dp` (phantora run --represent-dp), {hosts} is what the job is
+// launched on and {gpus} the whole simulated cluster.
 #pragma once
 
 #include <filesystem>
@@ -23,7 +25,9 @@ struct SweepPoint {
   std::optional<double> nic_gbytes_per_s;
   std::optional<double> oversubscription;
   std::map<std::string, std::string> vars;  // a point's own placeholders
-  int gpus() const { return hosts * gpus_per_host; }
+  int replicas = 1;                         // --represent-dp: the cluster is this many slices
+  int live_gpus() const { return hosts * gpus_per_host; }
+  int gpus() const { return live_gpus() * replicas; }
 };
 
 struct SweepSpec {
@@ -37,6 +41,7 @@ struct SweepSpec {
   std::string items_per_step;  // e.g. "{gpus}*8*1024": work per step, for throughput; "" = steps
   std::string items_name = "steps";
   int port_base = 29500;
+  std::string dp_comms;  // phantora run --dp-comms for points with replicas ("" = its default)
 };
 
 // Axis values from the command line ("1,2,4"); every list may be empty (then the default).
@@ -44,6 +49,7 @@ struct SweepAxes {
   std::vector<int> hosts, gpus_per_host;
   std::vector<std::string> gpu, topology;
   std::vector<double> nic_gbytes_per_s, oversubscription;
+  std::vector<int> represent_dp;
   // Axes of the workload's own placeholders ({sharding} over "table-wise", "dmt"), outermost.
   std::vector<std::pair<std::string, std::vector<std::string>>> vars;
 };

@@ -87,7 +87,8 @@ PointResult read_point(const SweepPoint& p, const std::filesystem::path& dir, do
     r.peak_memory_bytes = std::max(r.peak_memory_bytes, g.value("peak_memory_bytes", 0.0));
   }
   const double exposed = rep["communication"].value("exposed_time_s", 0.0);
-  if (r.simulated_s > 0) r.exposed_comm_share = exposed / (p.gpus() * r.simulated_s);
+  // Exposed communication is summed over the GPUs that ran: the live ones.
+  if (r.simulated_s > 0) r.exposed_comm_share = exposed / (p.live_gpus() * r.simulated_s);
   return r;
 }
 
@@ -114,7 +115,7 @@ void write_csv(const std::vector<PointResult>& results, const std::string& items
   const std::vector<std::string> vars = var_names(results);
   std::string out =
       "point,status,hosts,gpus_per_host,gpus,gpu,topology,nic_gbytes_per_s,"
-      "oversubscription";
+      "oversubscription,represent_dp";
   for (const auto& v : vars) out += "," + csv_field(v);
   out += fmt::format(
       ",step_time_s,step_time_source,{0}_per_step,{0}_per_s,{0}_per_s_per_gpu,"
@@ -123,9 +124,9 @@ void write_csv(const std::vector<PointResult>& results, const std::string& items
       items_name);
   for (const PointResult& r : results) {
     const SweepPoint& p = r.point;
-    out += fmt::format("{},{},{},{},{},{},{},{},{}", csv_field(p.name), r.status, p.hosts,
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{}", csv_field(p.name), r.status, p.hosts,
                        p.gpus_per_host, p.gpus(), csv_field(p.gpu), csv_field(p.topology),
-                       opt(p.nic_gbytes_per_s), opt(p.oversubscription));
+                       opt(p.nic_gbytes_per_s), opt(p.oversubscription), p.replicas);
     for (const auto& v : vars) {
       auto it = p.vars.find(v);
       out += "," + (it == p.vars.end() ? std::string() : csv_field(it->second));
