@@ -195,7 +195,8 @@ class Transformer(nn.Module):
         self.rope_sin.copy_(sin)
         std = 0.02
         out_std = std / math.sqrt(2 * cfg.layers)
-        nn.init.normal_(self.tok_embeddings.weight, std=1.0)
+        if self.tok_embeddings is not None:
+            nn.init.normal_(self.tok_embeddings.weight, std=1.0)
         for block in self.layers:
             for lin in (block.attn.wq, block.attn.wk, block.attn.wv, block.ffn.w1, block.ffn.w3):
                 nn.init.trunc_normal_(lin.weight, std=std, a=-3 * std, b=3 * std)
@@ -203,20 +204,37 @@ class Transformer(nn.Module):
                 nn.init.trunc_normal_(lin.weight, std=out_std, a=-3 * out_std, b=3 * out_std)
             block.attn_norm.reset_parameters()
             block.ffn_norm.reset_parameters()
-        self.norm.reset_parameters()
-        final_std = cfg.hidden ** -0.5
-        nn.init.trunc_normal_(self.output.weight, std=final_std, a=-3 * final_std, b=3 * final_std)
+        if self.output is not None:
+            self.norm.reset_parameters()
+            final_std = cfg.hidden ** -0.5
+            nn.init.trunc_normal_(self.output.weight, std=final_std, a=-3 * final_std,
+                                  b=3 * final_std)
 
-    def forward(self, tokens):
-        t = tokens.shape[1]
+    def keep_stage(self, stage, stages):
+        """Keeps this pipeline stage's share of the model: a contiguous run of blocks (as even
+        as the count allows), the embedding on the first stage, the final norm and output layer
+        on the last. The others' parameters are dropped before anything is allocated."""
+        first = round(stage * self.cfg.layers / stages)
+        last = round((stage + 1) * self.cfg.layers / stages)
+        self.layers = nn.ModuleList(list(self.layers)[first:last])
+        if stage > 0:
+            self.tok_embeddings = None
+        if stage < stages - 1:
+            self.norm = None
+            self.output = None
+        return first, last
+
+    def forward(self, x):
+        # x: token ids on the first stage (and without pipelining), hidden states after it.
+        t = x.shape[1]
         cos, sin = self.rope_cos[:t], self.rope_sin[:t]
-        h = self.tok_embeddings(tokens)
+        h = self.tok_embeddings(x) if self.tok_embeddings is not None else x
         for block in self.layers:
             if self.activation_checkpointing and self.training:
                 h = checkpoint(block, h, cos, sin, use_reentrant=False)
             else:
                 h = block(h, cos, sin)
-        return self.output(self.norm(h))
+        return self.output(self.norm(h)) if self.output is not None else h
 
 
 def apply_tensor_parallel(model, tp_mesh):
@@ -228,10 +246,14 @@ def apply_tensor_parallel(model, tp_mesh):
     from torch.distributed.tensor.parallel import (ColwiseParallel, RowwiseParallel,
                                                    parallelize_module)
 
-    parallelize_module(model, tp_mesh, {
-        "tok_embeddings": RowwiseParallel(input_layouts=Replicate(), output_layouts=Replicate()),
-        "output": ColwiseParallel(output_layouts=Replicate()),
-    })
+    plan = {}
+    if model.tok_embeddings is not None:  # absent on later pipeline stages
+        plan["tok_embeddings"] = RowwiseParallel(input_layouts=Replicate(),
+                                                 output_layouts=Replicate())
+    if model.output is not None:
+        plan["output"] = ColwiseParallel(output_layouts=Replicate())
+    if plan:
+        parallelize_module(model, tp_mesh, plan)
     for block in model.layers:
         parallelize_module(block, tp_mesh, {
             "attn.wq": ColwiseParallel(), "attn.wk": ColwiseParallel(),
@@ -241,22 +263,26 @@ def apply_tensor_parallel(model, tp_mesh):
         })
 
 
-def clip_grad_norm(model, max_norm):
+def clip_grad_norm(model, max_norm, pp_group=None):
     """clip_grad_norm_ that also works when parameters live on different device meshes (FSDP
-    with tensor parallelism: norms are DTensors on the data mesh, the rest on data x tensor):
-    one norm per mesh, combined, then every gradient scaled by the same factor."""
+    with tensor parallelism: norms are DTensors on the data mesh, the rest on data x tensor) and
+    on different pipeline stages: one norm per mesh, combined across stages, then every gradient
+    scaled by the same factor."""
     params = [p for p in model.parameters() if p.grad is not None]
     groups = {}
     for p in params:
         mesh = getattr(p.grad, "device_mesh", None)
         groups.setdefault(id(mesh), []).append(p)
-    if len(groups) == 1:
+    if len(groups) == 1 and pp_group is None:
         return torch.nn.utils.clip_grad_norm_(params, max_norm)
     norms = []
     for group in groups.values():
         n = torch.nn.utils.get_total_norm([p.grad for p in group])
         norms.append(n.full_tensor() if hasattr(n, "full_tensor") else n)
-    total = torch.stack(norms).pow(2).sum().sqrt()
+    total_sq = torch.stack(norms).pow(2).sum()
+    if pp_group is not None:
+        dist.all_reduce(total_sq, group=pp_group)
+    total = total_sq.sqrt()
     for group in groups.values():  # one mesh at a time: DTensor ops do not mix meshes
         torch.nn.utils.clip_grads_with_norm_(group, max_norm, total)
     return total
@@ -302,6 +328,11 @@ def parse_args(argv=None):
     p.add_argument("--parallel", choices=["none", "ddp", "fsdp"],
                    default="ddp" if "WORLD_SIZE" in os.environ else "none",
                    help="data parallelism (default: ddp under torchrun, else none)")
+    p.add_argument("--pp", type=int, default=1,
+                   help="pipeline-parallel stages (with --parallel fsdp; 1F1B schedule; mesh "
+                        "order data x pipeline x tensor)")
+    p.add_argument("--microbatches", type=int,
+                   help="pipeline microbatches per step (default: --pp); divides --batch-size")
     p.add_argument("--tp", type=int, default=1,
                    help="tensor-parallel degree (with --parallel fsdp: a 2-D mesh of data x tensor "
                         "parallel; consecutive ranks form a tensor-parallel group)")
@@ -328,6 +359,14 @@ def parse_args(argv=None):
         p.error("--steps must be at least 1")
     if args.tp < 1 or (args.tp > 1 and args.parallel != "fsdp"):
         p.error("--tp needs --parallel fsdp and a degree of at least 1")
+    if args.pp < 1 or (args.pp > 1 and args.parallel != "fsdp"):
+        p.error("--pp needs --parallel fsdp and a degree of at least 1")
+    if args.pp > cfg.layers:
+        p.error(f"--pp {args.pp} is more stages than the model's {cfg.layers} layers")
+    if args.microbatches is None:
+        args.microbatches = args.pp
+    if args.microbatches < 1 or args.batch_size % args.microbatches:
+        p.error(f"--microbatches {args.microbatches} must divide --batch-size {args.batch_size}")
     if cfg.heads % args.tp or cfg.kv_heads % args.tp:
         p.error(f"--tp {args.tp} must divide the heads ({cfg.heads}) and kv heads ({cfg.kv_heads})")
     return args, cfg
@@ -370,23 +409,35 @@ def main(argv=None):
               f"hidden {cfg.hidden}, heads {cfg.heads}, kv heads {cfg.kv_heads}, ffn {cfg.ffn}, "
               f"vocab {cfg.vocab}, seq {cfg.seq_len}); parallel {args.parallel} on {world_size} "
               f"{'GPU' if use_cuda else 'CPU process'}(s); "
-              f"tensor parallel {args.tp}; "
+              f"tensor parallel {args.tp}, pipeline parallel {args.pp}; "
               f"batch {args.batch_size} per rank; activation checkpointing "
               f"{'on' if args.activation_checkpointing else 'off'}")
 
-    tp = args.tp
-    if world_size % tp:
-        raise SystemExit(f"--tp {tp} does not divide the world of {world_size} ranks")
-    dp_rank = rank // tp  # ranks of one tensor-parallel group see the same data
+    tp, pp = args.tp, args.pp
+    if world_size % (tp * pp):
+        raise SystemExit(f"--tp {tp} x --pp {pp} does not divide the world of {world_size} ranks")
+    dp = world_size // (tp * pp)
+    # Mesh (dp, pp, tp): rank = (dp index x pp + stage) x tp + tp index. Tensor parallelism is
+    # innermost (inside a host, on NVLink); each data-parallel replica (a whole pipeline) is a
+    # contiguous run of ranks, so of hosts: the layout --represent-dp copies (docs/scale.md).
+    # Ranks of one tensor-parallel group and of one pipeline see the same data.
+    pp_rank, dp_rank = (rank // tp) % pp, rank // (pp * tp)
+    pp_group = None
     if args.parallel == "fsdp":
         from torch.distributed.device_mesh import init_device_mesh
         from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
-        if tp > 1:
-            mesh_2d = init_device_mesh(device.type, (world_size // tp, tp),
-                                       mesh_dim_names=("dp", "tp"))
-            apply_tensor_parallel(model, mesh_2d["tp"])
-            mesh = mesh_2d["dp"]
+        if tp > 1 or pp > 1:
+            mesh_3d = init_device_mesh(device.type, (dp, pp, tp),
+                                       mesh_dim_names=("dp", "pp", "tp"))
+            if pp > 1:
+                first, last = model.keep_stage(pp_rank, pp)
+                pp_group = mesh_3d["pp"].get_group()
+                log(rank, f"pipeline: {pp} stages, {args.microbatches} microbatches (1F1B); "
+                          f"stage 0 holds layers {first}..{last - 1}")
+            if tp > 1:
+                apply_tensor_parallel(model, mesh_3d["tp"])
+            mesh = mesh_3d["dp"]
         else:
             mesh = init_device_mesh(device.type, (world_size,))
         mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
@@ -405,6 +456,16 @@ def main(argv=None):
             model = DDP(model, device_ids=[local_rank] if use_cuda else None)
     model.train()
 
+    schedule = None
+    if pp > 1:
+        from torch.distributed.pipelining import PipelineStage, Schedule1F1B
+
+        def pipeline_loss(logits, targets):
+            return F.cross_entropy(logits.float().flatten(0, 1), targets.flatten(0, 1))
+
+        stage = PipelineStage(model, pp_rank, pp, device, group=pp_group)
+        schedule = Schedule1F1B(stage, n_microbatches=args.microbatches, loss_fn=pipeline_loss)
+
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay,
                                   betas=(0.9, 0.95), fused=True)
 
@@ -422,7 +483,8 @@ def main(argv=None):
         peak = tflops * 1e12 if tflops else None
         log(rank, f"device {name}: peak bf16 {f'{tflops:.0f} TFLOPS' if tflops else 'unknown'}")
 
-    tokens_per_step = args.batch_size * cfg.seq_len / tp  # per GPU: a TP group shares a batch
+    # Per GPU: a tensor-parallel group and a pipeline share each data-parallel rank's batch.
+    tokens_per_step = args.batch_size * cfg.seq_len / (tp * pp)
     times = []
     sync()
     for step in range(1, args.steps + 1):
@@ -430,12 +492,25 @@ def main(argv=None):
         data = torch.randint(0, cfg.vocab, (args.batch_size, cfg.seq_len + 1), device=device,
                              generator=gen)
         inputs, targets = data[:, :-1], data[:, 1:]
-        with torch.autocast(device_type=device.type, dtype=torch.bfloat16):
-            logits = model(inputs)
-        loss = F.cross_entropy(logits.float().flatten(0, 1), targets.flatten(0, 1))
-        loss.backward()
+        if schedule is None:
+            with torch.autocast(device_type=device.type, dtype=torch.bfloat16):
+                logits = model(inputs)
+            loss = F.cross_entropy(logits.float().flatten(0, 1), targets.flatten(0, 1))
+            loss.backward()
+        else:
+            # The schedule runs forward and backward of every microbatch; the loss exists on the
+            # last stage only.
+            losses = []
+            with torch.autocast(device_type=device.type, dtype=torch.bfloat16):
+                if pp_rank == 0:
+                    schedule.step(inputs)
+                elif pp_rank == pp - 1:
+                    schedule.step(target=targets, losses=losses)
+                else:
+                    schedule.step()
+            loss = torch.stack(losses).mean() if losses else None
         if args.grad_clip > 0:
-            grad_norm = clip_grad_norm(model, args.grad_clip)
+            grad_norm = clip_grad_norm(model, args.grad_clip, pp_group)
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
         sync()
@@ -445,7 +520,8 @@ def main(argv=None):
         tok_s = tokens_per_step / dt
         mfu = f"{100 * fpt * tok_s / peak:.1f}%" if peak else "n/a"
         norm = f" | grad norm {grad_norm.item():.3f}" if args.grad_clip > 0 else ""
-        log(rank, f"step {step:4d}/{args.steps} | loss {loss.item():.4f}{norm} | "
+        loss_text = f"{loss.item():.4f}" if loss is not None else "on the last stage"
+        log(rank, f"step {step:4d}/{args.steps} | loss {loss_text}{norm} | "
                   f"step time {dt * 1e3:.1f} ms | tokens/s/GPU {tok_s:,.0f} | MFU {mfu}")
 
     measured = times[args.warmup_steps:] if len(times) > args.warmup_steps else times

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """--represent-dp against a fully live run (issue 9, part 3): examples/gpt.py with DDP and with
-FSDP2, launched on 2 hosts x 2 H100 and launched on 1 host standing for 2 replicas; and FSDP2 x
-tensor parallel 4 on 2 hosts x 8 against 1 host x 8 standing for 2. The step time
+FSDP2, launched on 2 hosts x 2 H100 and launched on 1 host standing for 2 replicas; FSDP2 x
+tensor parallel 4 on 2 hosts x 8 against 1 host x 8 standing for 2; FSDP2 x 2 pipeline stages
+on 2 hosts x 4 against 1 host x 4 standing for 2. The step time
 the script prints must agree within 2 % (model CPU time: deterministic), and the represented
 run's report must describe the 2-host cluster while listing only the live GPUs.
 
@@ -71,6 +72,19 @@ check(abs(off) <= TOLERANCE,
 ops = rep["communication"]["operations"]
 check(ops.get("ncclReduceScatter", {}).get("count", 0) > 0,
       f"fsdp x tp4: the data-parallel reduce-scatters ran ({ops.get('ncclReduceScatter')})")
+
+# Pipeline parallel x FSDP2: 2 stages (1F1B), live 2 hosts x 4 (DP 4), represented 1 host x 4
+# (DP 2) standing for 2. The pipeline's own 2-rank communicator matches size:2 as well; it
+# carries only point-to-point traffic (copied per replica whatever the rule) and the gradient
+# norm's one-element all-reduce.
+live_ms, live = run("fsdp_pp2_live_2x4", 2, [], "fsdp", 6, gpus=4, job_args=["--pp", "2"])
+rep_ms, rep = run("fsdp_pp2_rep_1x4_of_2", 1, ["--represent-dp", "2", "--dp-comms", "size:2"],
+                  "fsdp", 7, gpus=4, job_args=["--pp", "2"])
+off = (rep_ms - live_ms) / live_ms
+check(abs(off) <= TOLERANCE,
+      f"fsdp x pp2: represented step {rep_ms} ms vs live {live_ms} ms ({off * 100:+.2f} %)")
+check(rep["communication"]["operations"].get("ncclSend", {}).get("count", 0) > 0,
+      "fsdp x pp2: the pipeline's sends ran")
 
 if failures:
     sys.exit(f"{len(failures)} check(s) failed")
