@@ -15,6 +15,9 @@
   k8s_manifests     `--launcher k8s` renders manifests for 2 hosts that pass the Kubernetes
                     OpenAPI schema (kubernetes-validate, --strict) where the validator is
                     installed, and structural checks always
+  bad_frames_tcp    tests/reliability/bad_frames.py over TCP: every malformed conversation
+                    (and a stranger's oversized first frame) is closed by the daemon, which
+                    lives on for the 2 x 2 job that follows
   bad_cli           wrong launcher options are refused naming the culprit, writing nothing
 
 Usage: check.py --phantora BIN --programs DIR --integration DIR --launcher SH --times CSV
@@ -358,6 +361,22 @@ def case_k8s_manifests():
             check(TOKEN not in json.dumps(o), f"{kind} {name} does not contain the token")
 
 
+def case_bad_frames_tcp():
+    work = workdir("bad_frames_tcp")
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reliability",
+                          "bad_frames.py")
+    command = ["/bin/sh", "-c",
+               f'if [ "$PHANTORA_HOST" = 0 ]; then "{sys.executable}" "{script}" || exit 3; fi; '
+               f'exec "$@"', "sh", *rel_job(os.path.join(work, "ids"))]
+    out, p = run_local(work, "out", ["--listen", "127.0.0.1:0"], command=command)
+    print(p.stdout)
+    check("bad_frames: all" in p.stdout, "every malformed frame over TCP was refused")
+    check(p.stderr.count("rejected a connection from 127.0.0.1:") >= 250,
+          "the daemon names each rejected TCP peer")
+    r = figures.load(out)
+    check(r["status"] == "ok" and len(r["ranks"]) == 4, "the job that follows runs to its end")
+
+
 def case_bad_cli():
     work = workdir("bad_cli")
     out = os.path.join(work, "out")
@@ -413,6 +432,7 @@ CASES = {
     "tcp_refusals": case_tcp_refusals,
     "serve_by_hand": case_serve_by_hand,
     "k8s_manifests": case_k8s_manifests,
+    "bad_frames_tcp": case_bad_frames_tcp,
     "bad_cli": case_bad_cli,
 }
 

@@ -217,9 +217,12 @@ def main():
         t1 = time.monotonic()
         r = subprocess.run(argv, env=cluster.env, capture_output=True, text=True, timeout=150)
         log(f"slurm run: exit {r.returncode} in {time.monotonic() - t1:.1f} s")
-        if r.returncode != 0:
+        if r.returncode != 0 or "running through srun" not in r.stderr:
             print(r.stdout, r.stderr, cluster.logs(), sep="\n")
             return 1
+        for line in r.stderr.splitlines():
+            if "listens on" in line:
+                log(line)
 
         local_out = os.path.join(args.work, "local")
         os.makedirs(os.path.join(args.work, "ids-local"))
@@ -234,6 +237,23 @@ def main():
             return 1
 
         problems = figures.differences(slurm_out, local_out, "slurm", "local", ranks=4)
+
+        # A host that fails ends the step; the run fails naming srun's status.
+        failed_out = os.path.join(args.work, "failing")
+        argv = ["salloc", "--nodes=1", "--ntasks=2", "--overcommit", "--time=5",
+                "--job-name=phantora-check", args.phantora, "run", "-q", "--launcher", "slurm",
+                "--out", failed_out, "--hosts", "2", "--gpus-per-host", "1", *advertise,
+                "--srun-arg=--overcommit", "--timeout", "60", "--", "sh", "-c",
+                'test "$PHANTORA_HOST" = 0 || exit 7']
+        log("$ " + " ".join(argv))
+        r = subprocess.run(argv, env=cluster.env, capture_output=True, text=True, timeout=90)
+        failed = figures.load(failed_out) if os.path.exists(failed_out) else {}
+        log(f"failing run: exit {r.returncode}, status {failed.get('status')}: "
+            f"{failed.get('message')}")
+        if (r.returncode != 7 or failed.get("status") != "failed"
+                or not str(failed.get("message", "")).startswith("srun (pid")):
+            problems.append(f"a failing host: phantora exit {r.returncode} (expected 7), report "
+                            f"{failed.get('status')}: {failed.get('message')}\n{r.stderr}")
         for p in problems:
             print(f"FAIL: {p}", file=sys.stderr)
         if problems:
