@@ -26,7 +26,7 @@ asio::ip::tcp::endpoint listen_endpoint(asio::io_context& io, const HostPort& wh
 
 }  // namespace
 
-Daemon::Daemon(PreparedRun& run, const std::optional<HostPort>& tcp) {
+Daemon::Daemon(PreparedRun& run, const std::optional<HostPort>& tcp, ClientObserver observer) {
   simulation_ = std::make_unique<sim::Simulation>(run.config, *run.costs);
   if (tcp) {
     server_ = std::make_unique<sim::Server>(io_, listen_endpoint(io_, *tcp), *simulation_);
@@ -39,6 +39,7 @@ Daemon::Daemon(PreparedRun& run, const std::optional<HostPort>& tcp) {
     socket_ = private_dir_ / "daemon.sock";
     server_ = std::make_unique<sim::Server>(io_, socket_, *simulation_);
   }
+  server_->set_client_observer(std::move(observer.joined), std::move(observer.left));
   server_->set_failure_handler([this](const std::string& why) {
     std::lock_guard lock(failure_mu_);
     failure_ = why;
@@ -57,13 +58,6 @@ Daemon::~Daemon() {
 std::optional<std::string> Daemon::failure() const {
   std::lock_guard lock(failure_mu_);
   return failure_;
-}
-
-void Daemon::set_client_observer(std::function<void(sim::ClientId, const wire::Hello&)> joined,
-                                 std::function<void(sim::ClientId, bool)> left) {
-  asio::post(io_, [this, joined = std::move(joined), left = std::move(left)]() mutable {
-    server_->set_client_observer(std::move(joined), std::move(left));
-  });
 }
 
 void Daemon::stop(std::chrono::milliseconds grace) {

@@ -21,12 +21,20 @@
 
 namespace phantora::tools {
 
+// Told on the daemon's thread when a client has been welcomed and when its connection ended
+// (sim::Server::set_client_observer).
+struct ClientObserver {
+  std::function<void(sim::ClientId, const wire::Hello&)> joined;
+  std::function<void(sim::ClientId, bool said_bye)> left;
+};
+
 class Daemon {
  public:
   // `tcp` unset: a Unix socket in a private directory (mode 0700), removed at the end. Else
   // the address to listen on (a name is resolved; port 0: the system chooses). Throws when it
-  // cannot listen. `run.config.token` must be set.
-  Daemon(PreparedRun& run, const std::optional<HostPort>& tcp);
+  // cannot listen. `run.config.token` must be set. `observer` is in place before the first
+  // connection can be accepted.
+  Daemon(PreparedRun& run, const std::optional<HostPort>& tcp, ClientObserver observer = {});
   ~Daemon();
   Daemon(const Daemon&) = delete;
   Daemon& operator=(const Daemon&) = delete;
@@ -38,9 +46,6 @@ class Daemon {
   // Why the simulation says the job cannot go on (collectives that disagree, a rank that
   // vanished), once it has said so. Any thread.
   std::optional<std::string> failure() const;
-  // See sim::Server::set_client_observer; the callbacks run on the daemon's thread.
-  void set_client_observer(std::function<void(sim::ClientId, const wire::Hello&)> joined,
-                           std::function<void(sim::ClientId, bool said_bye)> left);
 
   // Stops accepting, lets open connections close (at most `grace`), ends the thread. After
   // this the simulation may be finished. Idempotent.

@@ -49,16 +49,16 @@ int serve_command(const RunOptions& o) {
   // Declared before the daemon: its thread reports to them until it is stopped.
   std::mutex mu;
   JobCompletion completion(run.cluster.hosts, kSettle);
-  Daemon daemon(run, listen);
-  daemon.set_client_observer(
-      [&](sim::ClientId id, const wire::Hello& h) {
-        std::lock_guard lock(mu);
-        completion.joined(id, h.host, h.global_rank, h.world_size, JobCompletion::Clock::now());
-      },
-      [&](sim::ClientId id, bool) {
-        std::lock_guard lock(mu);
-        completion.left(id, JobCompletion::Clock::now());
-      });
+  Daemon daemon(run, listen,
+                ClientObserver{[&](sim::ClientId id, const wire::Hello& h) {
+                                 std::lock_guard lock(mu);
+                                 completion.joined(id, h.host, h.global_rank, h.world_size,
+                                                   JobCompletion::Clock::now());
+                               },
+                               [&](sim::ClientId id, bool) {
+                                 std::lock_guard lock(mu);
+                                 completion.left(id, JobCompletion::Clock::now());
+                               }});
   // Always said, -q or not: whoever starts the ranks needs the port.
   fmt::print(stderr,
              "phantora: serving {} host(s) x {} {}; listening on {}; the ranks' token is in {}\n",
