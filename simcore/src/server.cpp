@@ -308,7 +308,14 @@ Server::~Server() = default;
 void Server::accept() {
   acceptor_.async_accept([this](boost::system::error_code ec, stream_protocol::socket socket) {
     if (ec) {
-      if (ec != asio::error::operation_aborted) spdlog::warn("accept failed: {}", ec.message());
+      if (ec == asio::error::operation_aborted) return;  // shutting down
+      // Out of file descriptors, a peer that reset before we took it, ...: the daemon goes on
+      // accepting, after a pause so that a persistent error does not spin.
+      spdlog::warn("accept failed: {}", ec.message());
+      accept_retry_ = std::make_unique<asio::steady_timer>(io_, std::chrono::milliseconds(100));
+      accept_retry_->async_wait([this](boost::system::error_code e) {
+        if (!e && acceptor_.is_open()) accept();
+      });
       return;
     }
     if (tcp_) {
@@ -347,6 +354,7 @@ void Server::session_closed(Session* s) {
 void Server::shutdown(std::chrono::milliseconds grace, std::function<void()> done) {
   boost::system::error_code ignored;
   acceptor_.close(ignored);
+  if (accept_retry_) accept_retry_->cancel();
   on_done_ = std::move(done);
   if (timeout_timer_) timeout_timer_->cancel();
   grace_timer_ = std::make_unique<asio::steady_timer>(io_, grace);

@@ -91,6 +91,7 @@ class Server {
   std::function<void()> on_done_;
   std::unique_ptr<boost::asio::steady_timer> grace_timer_;
   std::unique_ptr<boost::asio::steady_timer> timeout_timer_;
+  std::unique_ptr<boost::asio::steady_timer> accept_retry_;
 };
 
 }  // namespace phantora::sim
