@@ -2,9 +2,11 @@
 
 A plain PyTorch training script: RMSNorm, rotary position embeddings, grouped-query attention
 through F.scaled_dot_product_attention, SwiGLU feed-forward, bf16 autocast, fused AdamW, random
-token ids as data, and data parallelism with DDP or FSDP2 (fully_shard). Run it with torchrun:
+token ids as data, and data parallelism with DDP or FSDP2 (fully_shard), optionally with
+Megatron-style tensor parallelism inside FSDP2 (`--tp N`, a 2-D device mesh). Run it with torchrun:
 
     torchrun --nproc-per-node 8 gpt.py --model llama3-8b --parallel fsdp --steps 10
+    torchrun --nproc-per-node 8 gpt.py --model llama3-8b --parallel fsdp --tp 4 --steps 10
 
 or on one GPU without torch.distributed:
 
@@ -130,9 +132,10 @@ class Attention(nn.Module):
 
     def forward(self, x, cos, sin):
         b, t, _ = x.shape
-        q = self.wq(x).view(b, t, self.heads, self.head_dim)
-        k = self.wk(x).view(b, t, self.kv_heads, self.head_dim)
-        v = self.wv(x).view(b, t, self.kv_heads, self.head_dim)
+        # -1: the heads this rank holds (all of them, or 1/tp of them under tensor parallelism).
+        q = self.wq(x).view(b, t, -1, self.head_dim)
+        k = self.wk(x).view(b, t, -1, self.head_dim)
+        v = self.wv(x).view(b, t, -1, self.head_dim)
         q = apply_rope(q, cos, sin)
         k = apply_rope(k, cos, sin)
         if self.kv_heads != self.heads:  # grouped-query attention: share each K/V head
@@ -141,7 +144,7 @@ class Attention(nn.Module):
             v = v.repeat_interleave(rep, dim=2)
         q, k, v = (z.transpose(1, 2) for z in (q, k, v))  # (B, H, T, D)
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        y = y.transpose(1, 2).reshape(b, t, self.heads * self.head_dim)
+        y = y.transpose(1, 2).reshape(b, t, -1)
         return self.wo(y)
 
 
@@ -216,6 +219,49 @@ class Transformer(nn.Module):
         return self.output(self.norm(h))
 
 
+def apply_tensor_parallel(model, tp_mesh):
+    """Megatron-style tensor parallelism: Q/K/V and the SwiGLU gate/up projections split by
+    output column, the attention output and down projections by input row (one all-reduce after
+    each), the embedding by row and the output layer by column with its logits gathered. Norms
+    stay replicated."""
+    from torch.distributed.tensor import Replicate
+    from torch.distributed.tensor.parallel import (ColwiseParallel, RowwiseParallel,
+                                                   parallelize_module)
+
+    parallelize_module(model, tp_mesh, {
+        "tok_embeddings": RowwiseParallel(input_layouts=Replicate(), output_layouts=Replicate()),
+        "output": ColwiseParallel(output_layouts=Replicate()),
+    })
+    for block in model.layers:
+        parallelize_module(block, tp_mesh, {
+            "attn.wq": ColwiseParallel(), "attn.wk": ColwiseParallel(),
+            "attn.wv": ColwiseParallel(), "attn.wo": RowwiseParallel(),
+            "ffn.w1": ColwiseParallel(), "ffn.w3": ColwiseParallel(),
+            "ffn.w2": RowwiseParallel(),
+        })
+
+
+def clip_grad_norm(model, max_norm):
+    """clip_grad_norm_ that also works when parameters live on different device meshes (FSDP
+    with tensor parallelism: norms are DTensors on the data mesh, the rest on data x tensor):
+    one norm per mesh, combined, then every gradient scaled by the same factor."""
+    params = [p for p in model.parameters() if p.grad is not None]
+    groups = {}
+    for p in params:
+        mesh = getattr(p.grad, "device_mesh", None)
+        groups.setdefault(id(mesh), []).append(p)
+    if len(groups) == 1:
+        return torch.nn.utils.clip_grad_norm_(params, max_norm)
+    norms = []
+    for group in groups.values():
+        n = torch.nn.utils.get_total_norm([p.grad for p in group])
+        norms.append(n.full_tensor() if hasattr(n, "full_tensor") else n)
+    total = torch.stack(norms).pow(2).sum().sqrt()
+    for group in groups.values():  # one mesh at a time: DTensor ops do not mix meshes
+        torch.nn.utils.clip_grads_with_norm_(group, max_norm, total)
+    return total
+
+
 def count_params(model):
     total = sum(p.numel() for p in model.parameters())
     embedding = model.tok_embeddings.weight.numel()
@@ -256,6 +302,9 @@ def parse_args(argv=None):
     p.add_argument("--parallel", choices=["none", "ddp", "fsdp"],
                    default="ddp" if "WORLD_SIZE" in os.environ else "none",
                    help="data parallelism (default: ddp under torchrun, else none)")
+    p.add_argument("--tp", type=int, default=1,
+                   help="tensor-parallel degree (with --parallel fsdp: a 2-D mesh of data x tensor "
+                        "parallel; consecutive ranks form a tensor-parallel group)")
     p.add_argument("--activation-checkpointing", action="store_true",
                    help="recompute each block's activations in the backward pass")
     p.add_argument("--no-reshard-after-forward", dest="reshard_after_forward",
@@ -277,6 +326,10 @@ def parse_args(argv=None):
                 "a multiple of heads, heads of kv heads, and the head size even")
     if args.steps < 1:
         p.error("--steps must be at least 1")
+    if args.tp < 1 or (args.tp > 1 and args.parallel != "fsdp"):
+        p.error("--tp needs --parallel fsdp and a degree of at least 1")
+    if cfg.heads % args.tp or cfg.kv_heads % args.tp:
+        p.error(f"--tp {args.tp} must divide the heads ({cfg.heads}) and kv heads ({cfg.kv_heads})")
     return args, cfg
 
 
@@ -317,14 +370,25 @@ def main(argv=None):
               f"hidden {cfg.hidden}, heads {cfg.heads}, kv heads {cfg.kv_heads}, ffn {cfg.ffn}, "
               f"vocab {cfg.vocab}, seq {cfg.seq_len}); parallel {args.parallel} on {world_size} "
               f"{'GPU' if use_cuda else 'CPU process'}(s); "
+              f"tensor parallel {args.tp}; "
               f"batch {args.batch_size} per rank; activation checkpointing "
               f"{'on' if args.activation_checkpointing else 'off'}")
 
+    tp = args.tp
+    if world_size % tp:
+        raise SystemExit(f"--tp {tp} does not divide the world of {world_size} ranks")
+    dp_rank = rank // tp  # ranks of one tensor-parallel group see the same data
     if args.parallel == "fsdp":
         from torch.distributed.device_mesh import init_device_mesh
         from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
-        mesh = init_device_mesh(device.type, (world_size,))
+        if tp > 1:
+            mesh_2d = init_device_mesh(device.type, (world_size // tp, tp),
+                                       mesh_dim_names=("dp", "tp"))
+            apply_tensor_parallel(model, mesh_2d["tp"])
+            mesh = mesh_2d["dp"]
+        else:
+            mesh = init_device_mesh(device.type, (world_size,))
         mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
         for block in model.layers:
             fully_shard(block, mesh=mesh, mp_policy=mp,
@@ -345,7 +409,7 @@ def main(argv=None):
                                   betas=(0.9, 0.95), fused=True)
 
     gen = torch.Generator(device=device)
-    gen.manual_seed(args.seed + 1 + rank)
+    gen.manual_seed(args.seed + 1 + dp_rank)
 
     def sync():
         if use_cuda:
@@ -358,7 +422,7 @@ def main(argv=None):
         peak = tflops * 1e12 if tflops else None
         log(rank, f"device {name}: peak bf16 {f'{tflops:.0f} TFLOPS' if tflops else 'unknown'}")
 
-    tokens_per_step = args.batch_size * cfg.seq_len  # per rank
+    tokens_per_step = args.batch_size * cfg.seq_len / tp  # per GPU: a TP group shares a batch
     times = []
     sync()
     for step in range(1, args.steps + 1):
@@ -371,7 +435,7 @@ def main(argv=None):
         loss = F.cross_entropy(logits.float().flatten(0, 1), targets.flatten(0, 1))
         loss.backward()
         if args.grad_clip > 0:
-            grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), args.grad_clip)
+            grad_norm = clip_grad_norm(model, args.grad_clip)
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
         sync()

@@ -49,6 +49,8 @@ TransferId NetworkSimulator::start(CollectivePlan plan, SimTime at) {
                         .end = std::nullopt,
                         .flows = plan.flows.size()};
   ++active_transfers_;
+  ++counters_.transfers;
+  counters_.flows += plan.flows.size();
   for (const PlannedFlow& pf : plan.flows) {
     const FlowId f = solver_.add_flow(pf.path);
     if (f >= flows_.size()) flows_.resize(f + 1);
@@ -92,6 +94,7 @@ void NetworkSimulator::settle(FlowId id) {
 // Re-solves the components that changed and reschedules their flows' completions.
 void NetworkSimulator::resolve() {
   if (!solver_.dirty()) return;
+  ++counters_.rate_solves;
   for (FlowId id : solver_.solve()) {
     Flow& f = flows_[id];
     if (!f.live) continue;

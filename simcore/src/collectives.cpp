@@ -72,8 +72,13 @@ std::string c_string(const char* s, size_t n) {
 
 }  // namespace
 
-Collectives::Collectives(Engine& engine, net::NetworkSimulator& network, int max_ranks, Hooks hooks)
-    : engine_(engine), network_(network), max_ranks_(max_ranks), hooks_(std::move(hooks)) {}
+Collectives::Collectives(Engine& engine, net::NetworkSimulator& network, int max_ranks, Hooks hooks,
+                         Replicas replicas)
+    : engine_(engine),
+      network_(network),
+      max_ranks_(max_ranks),
+      hooks_(std::move(hooks)),
+      replicas_(std::move(replicas)) {}
 
 std::pair<Collectives::Comm*, int> Collectives::lookup(ClientId client, uint64_t handle) {
   auto it = handles_.find({client, handle});
@@ -119,6 +124,7 @@ void Collectives::comm_init(ClientId client, uint64_t request, SimTime host_time
     slot = std::make_unique<Comm>();
     slot->id = next_comm_++;
     slot->nranks = init.nranks;
+    slot->spans = replicas_.spans(init.nranks);
     slot->members.resize(init.nranks);
     slot->next_seq.assign(init.nranks, 0);
     slot->split_calls.assign(init.nranks, 0);
@@ -155,6 +161,7 @@ void Collectives::comm_split(ClientId client, uint64_t request, SimTime host_tim
     auto comm = std::make_unique<Comm>();
     comm->id = next_comm_++;
     comm->nranks = static_cast<int>(ranks.size());
+    comm->spans = replicas_.spans(comm->nranks);
     comm->members.resize(ranks.size());
     comm->next_seq.assign(ranks.size(), 0);
     comm->split_calls.assign(ranks.size(), 0);
@@ -355,7 +362,7 @@ void Collectives::launch(Matched& m) {
     if (src != dst && bytes.count() > 0)
       requests.push_back({net::CollOp::SendRecv, {src, dst}, bytes, 0, m.comm->tuning});
   } else if (auto nop = net_op(op.kind)) {
-    if (m.comm->nranks > 1 && bytes.count() > 0) {
+    if (replicas_.represented_ranks(m.comm->nranks, m.comm->spans) > 1 && bytes.count() > 0) {
       net::CollectiveRequest r{*nop, {}, bytes, op.peer, m.comm->tuning};
       for (const Member& mem : m.comm->members) r.ranks.push_back(mem.gpu);
       requests.push_back(std::move(r));
@@ -373,12 +380,15 @@ void Collectives::launch(Matched& m) {
     }
   }
   if (requests.empty()) return finish(m, start);
-  for (const auto& r : requests) {
-    const net::TransferId id = network_.start(r, start);
-    m.transfers.push_back(id);
-    transfers_[id] = &m;
+  for (const auto& live : requests) {
+    for (const auto& r : replicas_.expand(live, m.comm->spans)) {
+      const net::TransferId id = network_.start(r, start);
+      m.transfers.push_back(id);
+      transfers_[id] = &m;
+    }
   }
-  m.transfers_left = requests.size();
+  m.transfers_left = m.transfers.size();
+  m.live_transfers = requests.size();
 }
 
 void Collectives::completed(const std::vector<net::Completion>& done) {
@@ -399,7 +409,12 @@ void Collectives::finish(Matched& m, SimTime end) {
                          {"communicator", m.comm->id},
                          {"ranks", m.comm->nranks}};
   if (!is_p2p(op.kind)) args["seq"] = m.seq;
-  if (m.transfers.size() == 1) {
+  if (replicas_.active()) {
+    // The whole communicator this operation stands for, and how many copies of it ran.
+    args["represented_ranks"] = replicas_.represented_ranks(m.comm->nranks, m.comm->spans);
+    args["replica_copies"] = m.comm->spans ? 1 : replicas_.copies();
+  }
+  if (m.live_transfers == 1) {  // one plan (in each replica): its algorithm and bandwidth
     const net::TransferInfo& info = network_.transfer(m.transfers.front());
     args["algorithm"] = std::string(net::to_string(info.algorithm));
     args["protocol"] = std::string(net::to_string(info.protocol));

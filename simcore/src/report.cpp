@@ -56,6 +56,13 @@ nlohmann::json make_report(const SimulationConfig& config, const RunStats& stats
                   {"gpus_per_host", config.gpus_per_host},
                   {"gpu", config.gpu_name},
                   {"gpu_name", std::string(config.device.name)}};
+  if (config.replicas > 1) {
+    // `--represent-dp`: the job ran on `hosts`; the network carried every replica's traffic.
+    r["cluster"]["represented"] = {{"replicas", config.replicas},
+                                   {"hosts", config.represented_hosts()},
+                                   {"gpus", config.represented_hosts() * config.gpus_per_host},
+                                   {"dp_comms", config.dp_comms.describe()}};
+  }
   r["cpu_time"] = cpu_time_name(config.cpu_time);
   r["simulated_time_s"] = stats.simulated_end.as_seconds();
   r["simulated_time_ps"] = stats.simulated_end.as_ps();
@@ -113,6 +120,21 @@ nlohmann::json make_report(const SimulationConfig& config, const RunStats& stats
   json counts = json::object();
   for (const auto& [kind, n] : stats.op_counts) counts[to_string(kind)] = n;
   r["op_counts"] = counts;
+  // What the simulator itself did and used: events are GPU operations plus network transfers
+  // and flows, each an event (or two) of the discrete-event core.
+  uint64_t ops = 0;
+  for (const auto& [kind, n] : stats.op_counts) ops += n;
+  const uint64_t events = ops + stats.network.transfers + stats.network.flows;
+  r["simulator"] = {
+      {"gpu_ops", ops},
+      {"network_transfers", stats.network.transfers},
+      {"network_flows", stats.network.flows},
+      {"rate_solves", stats.network.rate_solves},
+      {"events", events},
+      {"cpu_s", outcome.simulator_cpu_seconds},
+      {"max_rss_bytes", outcome.simulator_max_rss_bytes},
+      {"events_per_cpu_s",
+       outcome.simulator_cpu_seconds > 0 ? events / outcome.simulator_cpu_seconds : 0.0}};
 
   json comm_kinds = json::object();
   for (const auto& [kind, n] : stats.communication.by_kind) {
@@ -157,6 +179,13 @@ std::string summary_table(const nlohmann::json& r) {
   line("cluster", fmt::format("{} host(s) x {} {} ({})", cl["hosts"].get<int>(),
                               cl["gpus_per_host"].get<int>(), cl["gpu"].get<std::string>(),
                               cl["gpu_name"].get<std::string>()));
+  if (cl.contains("represented")) {
+    const auto& rep = cl["represented"];
+    line("represented cluster",
+         fmt::format("{} host(s) = {} data-parallel replicas of the live hosts (dp comms: {})",
+                     rep["hosts"].get<int>(), rep["replicas"].get<int>(),
+                     rep["dp_comms"].get<std::string>()));
+  }
   line("status", r["status"].get<std::string>() +
                      (r.contains("message") ? ": " + r["message"].get<std::string>() : ""));
   line("ranks (processes)", std::to_string(r["ranks"].size()) +
@@ -176,6 +205,13 @@ std::string summary_table(const nlohmann::json& r) {
   line("wall time", human_time(r["wall_time_s"].get<double>()));
   line("slowdown (wall/simulated)", fmt::format("{:.3g}x", r["slowdown"].get<double>()));
   line("cpu time mode", r["cpu_time"].get<std::string>());
+  if (r.contains("simulator")) {
+    const auto& s = r["simulator"];
+    line("simulator (phantora itself)",
+         fmt::format("{} events, {:.1f} s CPU, {:.0f} MiB peak resident",
+                     s["events"].get<uint64_t>(), s["cpu_s"].get<double>(),
+                     s["max_rss_bytes"].get<double>() / (1 << 20)));
+  }
   std::string shares;
   for (const auto& [src, v] : r["gpu_time"]["by_source"].items()) {
     shares += fmt::format("{}{} {:.1f}%", shares.empty() ? "" : ", ", src,

@@ -91,9 +91,10 @@ Simulation::Simulation(SimulationConfig config, CostProvider& costs)
                                         : std::make_unique<TraceWriter>(config_.trace_path)),
       observer_(std::make_unique<TraceObserver>(*this)),
       engine_(EngineConfig{config_.launch_latency}, observer_.get()),
-      network_(config_.topology ? *config_.topology
-                                : net::Topology::for_cluster(config_.hosts, config_.gpus_per_host,
-                                                             config_.gpu_name)),
+      network_(config_.topology
+                   ? *config_.topology
+                   : net::Topology::for_cluster(config_.represented_hosts(), config_.gpus_per_host,
+                                                config_.gpu_name)),
       collectives_(
           engine_, network_, config_.hosts * config_.gpus_per_host,
           Collectives::Hooks{
@@ -109,12 +110,13 @@ Simulation::Simulation(SimulationConfig config, CostProvider& costs)
               },
               [this](ClientId c, uint64_t recvbuff, const std::vector<std::byte>& bytes) {
                 if (payload_sink_ && clients_.at(c).connected) payload_sink_(c, recvbuff, bytes);
-              }}) {
-  if (network_.topology().hosts() != config_.hosts ||
+              }},
+          Replicas(config_.replicas, config_.hosts * config_.gpus_per_host, config_.dp_comms)) {
+  if (network_.topology().hosts() != config_.represented_hosts() ||
       network_.topology().gpus_per_host() != config_.gpus_per_host) {
     throw std::invalid_argument(fmt::format(
         "the topology describes {} hosts x {} GPUs, the run {} x {}", network_.topology().hosts(),
-        network_.topology().gpus_per_host(), config_.hosts, config_.gpus_per_host));
+        network_.topology().gpus_per_host(), config_.represented_hosts(), config_.gpus_per_host));
   }
   stats_.gpus.resize(static_cast<size_t>(config_.hosts) * config_.gpus_per_host);
   comm_time_.resize(stats_.gpus.size());
@@ -649,6 +651,7 @@ const RunStats& Simulation::finish() {
   stats_.late_collective_starts = collectives_.late_starts();
   stats_.communication = collectives_.stats();
   stats_.links = network_.link_stats();
+  stats_.network = network_.counters();
   for (Client& c : clients_) {
     for (const auto& [label, k] : c.kernel_tally) {
       KernelStats& total = stats_.kernels[c.kernels.at(label)];

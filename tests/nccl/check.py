@@ -178,12 +178,12 @@ def perf_rows(r):
     return rows
 
 
-def nccl_perf(name, hosts, ops, env, sizes="-b 64M -e 1G -f 4"):
+def nccl_perf(name, hosts, ops, env, sizes="-b 64M -e 1G -f 4", extra_flags=()):
     uid = "@WORK@/uid"
     return run(name, [prog("nccl_perf"), *sizes.split(), "-n", "3", "-w", "1", "-o", ",".join(ops),
                       "-u", uid],
                flags=["--hosts", str(hosts), "--gpus-per-host", "8", "--gpu", "h100",
-                      "--cpu-time", "zero"], env=env)
+                      "--cpu-time", "zero", *extra_flags], env=env)
 
 
 RING_SIMPLE = {"NCCL_ALGO": "Ring", "NCCL_PROTO": "Simple"}
@@ -301,6 +301,92 @@ def case_contention_spine():
     within(four, 4 * s / NIC * 1e6, 0.02, "4:1 spine, all-reduce (us): 4 S / 48.5 GB/s")
     if one and four:
         within(four / one, 4.0, BUSBW_TOL, "slow-down by the oversubscription ratio")
+
+
+def case_represent_dp_perf():
+    # One host of nccl_perf standing for 4 (--represent-dp 4): every communicator is
+    # data-parallel, so each collective runs over 32 GPUs with the whole array of the live one.
+    # Times must be those of the reference closed forms for 4 x 8 (NCCL_ALGO=Ring
+    # NCCL_PROTO=Simple; all-gather/reduce-scatter with Simple) and equal those of the same
+    # program launched on 4 hosts.
+    ops = ["all_reduce", "all_gather", "reduce_scatter"]
+    rep = nccl_perf("represent_dp_perf_rep", 1, ops, RING_SIMPLE, sizes="-b 256M -e 1G -f 4",
+                    extra_flags=["--represent-dp", "4"])
+    live = nccl_perf("represent_dp_perf_live", 4, ops, RING_SIMPLE, sizes="-b 256M -e 1G -f 4")
+    rep_rows, live_rows = perf_rows(rep), perf_rows(live)
+    check(len(rep_rows) == 6 and set(rep_rows) == set(live_rows),
+          f"both runs print the same 6 rows ({sorted(rep_rows)})")
+    for key in sorted(rep_rows):
+        op, size = key
+        t_rep = rep_rows[key][0]
+        t_ref = REFERENCE[(op, 4, "ring")](size)
+        within(t_rep, t_ref, BUSBW_TOL, f"{op} {size // MIB} MiB, 1 host representing 4 (us) "
+               "vs the 4x8 closed form")
+        if key in live_rows:
+            check(abs(t_rep - live_rows[key][0]) <= 1e-3 * live_rows[key][0],
+                  f"{op} {size // MIB} MiB: represented {t_rep} us = live 4x8 {live_rows[key][0]} us")
+    cl = (rep.report or {}).get("cluster", {})
+    check(cl.get("hosts") == 1 and cl.get("represented", {}).get("hosts") == 4 and
+          cl["represented"].get("gpus") == 32 and cl["represented"].get("replicas") == 4,
+          f"report.json: 1 live host, 4 represented ({cl})")
+    check(len((rep.report or {}).get("gpus", [])) == 8, "report.json lists the 8 live GPUs")
+    spans = rep.spans() if rep.rc == 0 else []
+    check(bool(spans) and all(s["args"].get("represented_ranks") == 32 for s in spans),
+          "trace.json: every collective stands for 32 ranks")
+    links = open(os.path.join(rep.out_dir, "links.csv"), encoding="utf-8").read()
+    check("h3/gpu" in links,
+          "links.csv: a represented host's links carried traffic")
+
+
+def case_represent_dp_groups():
+    # 2-D parallel job (dp_groups.cu): tensor-parallel groups of 4 GPUs inside a host, data-
+    # parallel groups across hosts. Launched with data-parallel size 1 on one host standing for
+    # 2 (--dp-comms size:1: its single-rank communicators are the data-parallel ones), every
+    # time equals the job launched on 2 hosts; the tensor-parallel all-reduce is copied into
+    # the represented host and the data-parallel collectives span both.
+    launch = os.path.join(ARGS.programs, "per_gpu_launch.sh")
+    common = ["--gpus-per-host", "4", "--cpu-time", "zero", "--timeout", "60"]
+    live = run("represent_dp_groups_live", [launch, prog("dp_groups"), "-u", "@WORK@", "-t", "4"],
+               flags=["--hosts", "2", *common], timeout=120)
+    rep = run("represent_dp_groups_rep", [launch, prog("dp_groups"), "-u", "@WORK@", "-t", "4"],
+              flags=["--hosts", "1", "--represent-dp", "2", "--dp-comms", "size:1", *common],
+              timeout=120)
+
+    def times(r):
+        return {(f[0], int(f[1])): (int(f[2]), float(f[3])) for f in r.lines("time")}
+
+    lt, rt = times(live), times(rep)
+    check(len(lt) == 32 and len(rt) == 16, f"4 times from each rank ({len(lt)} live, {len(rt)} represented)")
+    for (op, rank), (dp, t) in sorted(rt.items()):
+        check(dp == 1, f"{op} rank {rank}: launched with data-parallel size 1")
+        other = lt.get((op, rank))
+        check(other is not None and other[0] == 2 and abs(other[1] - t) <= 1e-3 * other[1],
+              f"{op} rank {rank}: represented {t} us = live 2-host {other} us")
+    # Without naming the data-parallel communicators, the single-rank ones stay local: the
+    # data-parallel collectives cost nothing on the network, which the times show.
+    alone = run("represent_dp_groups_all", [launch, prog("dp_groups"), "-u", "@WORK@", "-t", "4"],
+                flags=["--hosts", "1", "--represent-dp", "2", "--dp-comms", "size:2", *common],
+                timeout=120)
+    at = times(alone)
+    check(at.get(("dp_allreduce", 0), (0, 1e9))[1] < 0.01 * rt.get(("dp_allreduce", 0), (0, 0))[1],
+          f"size:2 leaves the single-rank all-reduce off the network ({at.get(('dp_allreduce', 0))})")
+
+
+def case_represent_dp_errors():
+    cases = [
+        (["--hosts", "1", "--represent-dp", "0"], "--represent-dp"),
+        (["--hosts", "1", "--represent-dp", "2", "--dp-comms", "sizes:4"], "--dp-comms 'sizes:4'"),
+        (["--hosts", "1", "--represent-dp", "2", "--dp-comms", "size:0"], "--dp-comms 'size:0'"),
+        (["--represent-dp", "4", "--topology", os.path.join(ARGS.topologies, "spine_1to1.toml")],
+         "not a multiple"),
+    ]
+    for i, (flags, expected) in enumerate(cases):
+        r = run(f"represent_dp_error_{i}", [prog("nccl_perf"), "-b", "1K", "-e", "1K"], flags=flags,
+                timeout=30, expect_ok=False)
+        check(r.rc == 2 or (r.rc != 0 and expected == "--represent-dp"),
+              f"{' '.join(flags)}: refused before anything runs (rc {r.rc})")
+        check(expected in r.stderr, f"{' '.join(flags)}: the error names '{expected}' ({r.stderr.strip()})")
+        check(r.report is None, f"{' '.join(flags)}: no report for a run that never started")
 
 
 def case_mismatch(mode):
@@ -464,6 +550,9 @@ CASES = {
     **{f"mismatch_{m}": (lambda m=m: case_mismatch(m))
        for m in ("op", "count", "dtype", "redop", "root")},
     "mismatch_none": case_mismatch_control,
+    "represent_dp_perf": case_represent_dp_perf,
+    "represent_dp_groups": case_represent_dp_groups,
+    "represent_dp_errors": case_represent_dp_errors,
     "absent_timeout": case_absent,
     "rank_crash": case_crash,
     "comm_init_all": case_comm_init_all,

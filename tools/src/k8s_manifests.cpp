@@ -228,6 +228,10 @@ int write_k8s_manifests(const RunOptions& o) {
   if (o.kernel_db) arg("--kernel-db", o.kernel_db->string());
   if (o.nic_gbytes_per_s) arg("--nic-gbytes-per-s", fmt::format("{}", *o.nic_gbytes_per_s));
   if (o.oversubscription) arg("--oversubscription", fmt::format("{}", *o.oversubscription));
+  if (o.represent_dp != 1) {
+    arg("--represent-dp", std::to_string(o.represent_dp));
+    arg("--dp-comms", o.dp_comms);
+  }
   arg("--launch-latency-us", fmt::format("{}", o.launch_latency_us));
   arg("--call-cost-us", fmt::format("{}", o.call_cost_us));
   arg("--collective-timeout", std::to_string(o.collective_timeout_s));

@@ -35,6 +35,17 @@ void add_simulation_options(CLI::App* cmd, RunOptions& o) {
                   "topology's; 400 Gb/s InfiniBand is about 48.5)");
   cmd->add_option("--oversubscription", o.oversubscription,
                   "Leaf-to-spine oversubscription ratio, >= 1 (overrides the topology's)");
+  cmd->add_option("--represent-dp", o.represent_dp,
+                  "Simulate N data-parallel replicas of the job: it runs on --hosts hosts, the "
+                  "cluster has N times as many, and the other replicas' traffic is simulated "
+                  "as copies of the live one's (docs/scale.md)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--dp-comms", o.dp_comms,
+                  "With --represent-dp: which of the job's NCCL communicators are "
+                  "data-parallel: all (DDP/FSDP jobs), or size:K[,K...] (those with K ranks, "
+                  "e.g. size:1 for a job launched with data-parallel size 1)")
+      ->capture_default_str();
   cmd->add_option("--cpu-time", o.cpu_time,
                   "How host time advances between calls: measured (process CPU time), model "
                   "(fixed cost per call, deterministic) or zero")

@@ -132,9 +132,19 @@ int run_command(const RunOptions& o) {
   }
   job_output.start(std::filesystem::read_symlink("/proc/self/exe"));
   if (!o.quiet) {
-    fmt::print(stderr, "phantora: simulating {} host(s) x {} {} ; running{}: {}\n",
-               run.cluster.hosts, run.cluster.gpus_per_host, run.gpu->device_name(),
-               slurm ? " through srun" : "", fmt::join(o.command, " "));
+    const sim::SimulationConfig& config = run.config;
+    if (config.replicas > 1) {
+      fmt::print(stderr,
+                 "phantora: simulating {} host(s) x {} {}: {} live, the rest {} data-parallel "
+                 "replica(s) of them (dp comms: {}); running{}: {}\n",
+                 config.represented_hosts(), run.cluster.gpus_per_host, run.gpu->device_name(),
+                 run.cluster.hosts, config.replicas - 1, config.dp_comms.describe(),
+                 slurm ? " through srun" : "", fmt::join(o.command, " "));
+    } else {
+      fmt::print(stderr, "phantora: simulating {} host(s) x {} {} ; running{}: {}\n",
+                 run.cluster.hosts, run.cluster.gpus_per_host, run.gpu->device_name(),
+                 slurm ? " through srun" : "", fmt::join(o.command, " "));
+    }
     if (listen) {
       fmt::print(stderr, "phantora: the simulator listens on {} (ranks connect to {})\n",
                  HostPort{listen->host, daemon.tcp_port()}.to_string(), contact.address);

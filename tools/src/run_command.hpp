@@ -19,6 +19,10 @@ struct RunOptions {
   // Adjustments to the topology (file, preset or the default for the GPU model).
   std::optional<double> nic_gbytes_per_s;  // per NIC, per direction
   std::optional<double> oversubscription;  // leaf-to-spine, >= 1
+  // The job is one of this many data-parallel slices of the cluster (simcore/replicas.hpp);
+  // dp_comms says which of its communicators are data-parallel ("all", "size:K[,K...]").
+  int represent_dp = 1;
+  std::string dp_comms = "all";
   std::filesystem::path out = "phantora-out";
   std::string cpu_time = "measured";
   std::optional<std::filesystem::path> kernel_times;

@@ -1,5 +1,7 @@
 #include "run_outputs.hpp"
 
+#include <sys/resource.h>
+
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -33,6 +35,16 @@ int write_outputs(const RunOptions& o, const PreparedRun& run, sim::Simulation& 
   }
 
   const sim::RunStats& stats = simulation.finish();
+  {
+    // The phantora process: the daemon's thread and the launcher's polling (the job's
+    // processes are its children and not counted: RUSAGE_SELF).
+    rusage self{};
+    getrusage(RUSAGE_SELF, &self);
+    outcome.simulator_cpu_seconds =
+        static_cast<double>(self.ru_utime.tv_sec + self.ru_stime.tv_sec) +
+        static_cast<double>(self.ru_utime.tv_usec + self.ru_stime.tv_usec) / 1e6;
+    outcome.simulator_max_rss_bytes = static_cast<double>(self.ru_maxrss) * 1024.0;
+  }
   const nlohmann::json report = sim::make_report(run.config, stats, outcome);
   sim::write_file_atomically(o.out / "report.json", report.dump(2) + "\n");
   if (o.kernel_db) kernels::record_missing(*o.kernel_db, run.costs->model().missing());

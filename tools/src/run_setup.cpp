@@ -35,8 +35,12 @@ std::shared_ptr<const net::Topology> load_topology(const std::string& name_or_fi
 
 }  // namespace
 
+// With --represent-dp N the topology describes the whole simulated cluster (N x the live hosts);
+// `hosts` stays the live count, the hosts the job's command runs on.
 Cluster resolve_cluster(const RunOptions& o) {
   Cluster c;
+  const int replicas = o.represent_dp;
+  if (replicas < 1) throw std::invalid_argument("--represent-dp must be at least 1");
   const bool is_file = o.topology && std::filesystem::exists(*o.topology);
   if (o.topology && is_file) {
     auto topo = load_topology(*o.topology, 0);
@@ -46,9 +50,15 @@ Cluster resolve_cluster(const RunOptions& o) {
                                                 *given, *o.topology, in_file));
       }
     };
-    agree("--hosts", o.hosts, topo->hosts());
+    if (topo->hosts() % replicas != 0) {
+      throw std::invalid_argument(
+          fmt::format("--represent-dp {}: the topology file {} has {} hosts, not a multiple of it",
+                      replicas, o.topology->c_str(), topo->hosts()));
+    }
+    agree(replicas > 1 ? "--hosts (live hosts: the file's hosts / --represent-dp)" : "--hosts",
+          o.hosts, topo->hosts() / replicas);
     agree("--gpus-per-host", o.gpus_per_host, topo->gpus_per_host());
-    c.hosts = topo->hosts();
+    c.hosts = topo->hosts() / replicas;
     c.gpus_per_host = topo->gpus_per_host();
     c.gpu = o.gpu.value_or(topo->gpu_model());
     c.topology = std::move(topo);
@@ -58,7 +68,7 @@ Cluster resolve_cluster(const RunOptions& o) {
     c.gpu = o.gpu.value_or("h100");
     if (o.topology) {
       // A preset: its fabric with the flags' counts.
-      net::TopologySpec spec = load_topology(*o.topology, c.hosts)->spec();
+      net::TopologySpec spec = load_topology(*o.topology, c.hosts * replicas)->spec();
       if (o.gpus_per_host && *o.gpus_per_host != spec.gpus_per_host) {
         spec.gpus_per_host = *o.gpus_per_host;
         spec.rails = net::TopologySpec::default_rails(spec.gpus_per_host, spec.nics_per_host);
@@ -70,7 +80,7 @@ Cluster resolve_cluster(const RunOptions& o) {
   if (o.nic_gbytes_per_s || o.oversubscription) {
     net::TopologySpec spec =
         c.topology ? c.topology->spec()
-                   : net::Topology::for_cluster(c.hosts, c.gpus_per_host, c.gpu).spec();
+                   : net::Topology::for_cluster(c.hosts * replicas, c.gpus_per_host, c.gpu).spec();
     if (o.nic_gbytes_per_s) {
       if (!(*o.nic_gbytes_per_s > 0))
         throw std::invalid_argument("--nic-gbytes-per-s must be positive");
@@ -93,6 +103,7 @@ Cluster resolve_cluster(const RunOptions& o) {
 
 PreparedRun prepare_run(const RunOptions& o) {
   PreparedRun p{.cluster = resolve_cluster(o), .scanner = StepTimeScanner(o.step_time_regex)};
+  const sim::DpCommRule dp_comms = sim::DpCommRule::parse(o.dp_comms);
   if (o.launch_latency_us < 0 || o.call_cost_us < 0) {
     throw std::invalid_argument("--launch-latency-us and --call-cost-us must not be negative");
   }
@@ -115,6 +126,8 @@ PreparedRun prepare_run(const RunOptions& o) {
   config.trace_path = o.out / "trace.json";
   config.topology = p.cluster.topology;
   config.collective_timeout = std::chrono::seconds(o.collective_timeout_s);
+  config.replicas = o.represent_dp;
+  config.dp_comms = dp_comms;
   return p;
 }
 

@@ -56,6 +56,13 @@ struct LinkStats {
   double utilisation = 0;  // bytes / (capacity x elapsed)
 };
 
+// How much work the network model did: for the simulator's own performance figures.
+struct NetworkCounters {
+  uint64_t transfers = 0;
+  uint64_t flows = 0;
+  uint64_t rate_solves = 0;  // max-min re-solves (one per change in the set of flows)
+};
+
 class NetworkSimulator {
  public:
   explicit NetworkSimulator(Topology topo);
@@ -78,6 +85,7 @@ class NetworkSimulator {
   const CollectivePlan& plan(TransferId id) const { return transfers_.at(id).plan; }
   size_t active_flows() const { return solver_.active_flows(); }
   size_t active_transfers() const { return active_transfers_; }
+  NetworkCounters counters() const { return counters_; }
 
   std::vector<LinkStats> link_stats() const;
   // links.csv: link,kind,capacity_gbytes_per_s,bytes,busy_s,utilisation (links that carried
@@ -121,6 +129,7 @@ class NetworkSimulator {
   std::vector<Flow> flows_;  // indexed by solver FlowId
   std::vector<Transfer> transfers_;
   size_t active_transfers_ = 0;
+  NetworkCounters counters_;
   MinHeap flow_events_;
   MinHeap done_events_;
   std::vector<Completion> completed_;  // reported by the next advance_to

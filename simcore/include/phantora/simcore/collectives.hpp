@@ -20,6 +20,7 @@
 #include "phantora/netmodel/network_sim.hpp"
 #include "phantora/protocol.hpp"
 #include "phantora/simcore/engine.hpp"
+#include "phantora/simcore/replicas.hpp"
 
 namespace phantora::sim {
 
@@ -54,8 +55,10 @@ class Collectives {
     std::function<void(ClientId, uint64_t recvbuff, const std::vector<std::byte>& bytes)> deliver;
   };
 
-  // `max_ranks`: the cluster's GPUs; no communicator can be larger.
-  Collectives(Engine& engine, net::NetworkSimulator& network, int max_ranks, Hooks hooks);
+  // `max_ranks`: the live cluster's GPUs; no communicator can be larger. `replicas`: the
+  // copies of the live slice whose traffic is simulated too (replicas.hpp).
+  Collectives(Engine& engine, net::NetworkSimulator& network, int max_ranks, Hooks hooks,
+              Replicas replicas = {});
 
   void comm_init(ClientId client, uint64_t request, SimTime host_time, const wire::CommInit& init);
   void comm_split(ClientId client, uint64_t request, SimTime host_time,
@@ -115,12 +118,14 @@ class Collectives {
     bool started = false;
     std::vector<net::TransferId> transfers;
     size_t transfers_left = 0;
+    size_t live_transfers = 0;  // before replicas were added (each then has a copy per replica)
     SimTime start;
     std::chrono::steady_clock::time_point first_arrival = std::chrono::steady_clock::now();
   };
   struct Comm {
     uint64_t id = 0;
     int nranks = 0;
+    bool spans = false;  // data-parallel: stands for its members in every replica too
     std::vector<Member> members;
     std::vector<uint64_t> next_seq;                                           // per rank
     std::map<uint64_t, std::unique_ptr<Matched>> pending;                     // by seq
@@ -162,6 +167,7 @@ class Collectives {
   net::NetworkSimulator& network_;
   int max_ranks_;
   Hooks hooks_;
+  Replicas replicas_;
   uint64_t next_comm_ = 1;
   uint64_t next_token_ = 1;
   std::map<std::array<uint8_t, wire::kUniqueIdBytes>, std::unique_ptr<Comm>> comms_by_uid_;

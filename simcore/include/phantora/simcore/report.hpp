@@ -25,6 +25,9 @@ struct RunOutcome {
   std::string launcher = "local";
   // The step times the job printed (report key `steps`, docs/report.md); null when none.
   nlohmann::json steps;
+  // The phantora process's own CPU time and peak resident memory (daemon and launcher).
+  double simulator_cpu_seconds = 0;
+  double simulator_max_rss_bytes = 0;
 };
 
 nlohmann::json make_report(const SimulationConfig& config, const RunStats& stats,

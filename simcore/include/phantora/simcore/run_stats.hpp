@@ -49,6 +49,7 @@ struct RunStats {
   std::vector<net::LinkStats> links;
   std::vector<std::string> unfinished;  // work still waiting when the run ended
   uint64_t late_collective_starts = 0;
+  net::NetworkCounters network;  // the network model's work, for the simulator's own figures
 };
 
 }  // namespace phantora::sim

@@ -49,8 +49,14 @@ struct SimulationConfig {
   // A collective whose members have not all arrived after this much wall-clock time ends the
   // run (0: never).
   std::chrono::seconds collective_timeout{300};
-  // The cluster's network; null: the preset matching hosts, GPUs per host and GPU model.
+  // The cluster's network; null: the preset matching hosts, GPUs per host and GPU model. With
+  // replicas, it has replicas x hosts hosts.
   std::shared_ptr<const net::Topology> topology;
+  // `--represent-dp`: the job runs on `hosts` hosts, one of `replicas` data-parallel slices of
+  // the simulated cluster (replicas.hpp); 1: everything is live.
+  int replicas = 1;
+  DpCommRule dp_comms;
+  int represented_hosts() const { return hosts * replicas; }
 };
 
 using ReplySink = std::function<void(ClientId, const wire::Reply&)>;

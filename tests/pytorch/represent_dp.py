@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""--represent-dp against a fully live run (issue 9, part 3): examples/gpt.py with DDP and with
+FSDP2, launched on 2 hosts x 2 H100 and launched on 1 host standing for 2 replicas; and FSDP2 x
+tensor parallel 4 on 2 hosts x 8 against 1 host x 8 standing for 2. The step time
+the script prints must agree within 2 % (model CPU time: deterministic), and the represented
+run's report must describe the 2-host cluster while listing only the live GPUs.
+
+DDP: the live data-parallel all-reduce over 2 ranks becomes one over 4 with the same gradient
+buffer, which is what the 2-host job runs. FSDP2: the all-gathers and reduce-scatters keep their
+whole arrays over 4 ranks; the live ranks hold half-size shards of twice the size, so the
+optimizer step and memory differ slightly (docs/scale.md).
+
+Usage: represent_dp.py PHANTORA TORCHRUN GPT_PY OUT_DIR PORT
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+phantora, torchrun, gpt, out, port = sys.argv[1:6]
+TOLERANCE = 0.02  # the issue's "agree within 2 %"
+failures = []
+
+
+def run(name, hosts, extra, parallel, port_offset, gpus=2, job_args=()):
+    out_dir = os.path.join(out, name)
+    cmd = [phantora, "run", "--quiet", "--hosts", str(hosts), "--gpus-per-host", str(gpus),
+           "--gpu", "h100", "--cpu-time", "model", "--timeout", "600", "--out", out_dir, *extra,
+           "--", torchrun, "--nnodes", str(hosts), "--nproc-per-node", str(gpus),
+           "--rdzv-backend", "c10d", "--rdzv-endpoint", f"localhost:{int(port) + port_offset}",
+           gpt, "--model", "gpt-small", "--parallel", parallel, "--steps", "4", *job_args]
+    print("$", " ".join(cmd), flush=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    log = proc.stdout + proc.stderr
+    if proc.returncode != 0:
+        sys.exit(f"{name}: phantora run failed ({proc.returncode}):\n{log[-4000:]}")
+    step = re.search(r"average over \d+ step\(s\): step time ([\d.]+) ms", log)
+    with open(os.path.join(out_dir, "report.json"), encoding="utf-8") as f:
+        report = json.load(f)
+    return float(step.group(1)), report
+
+
+def check(cond, message):
+    print(("ok: " if cond else "FAIL: ") + message, flush=True)
+    if not cond:
+        failures.append(message)
+
+
+for i, parallel in enumerate(["ddp", "fsdp"]):
+    live_ms, live = run(f"{parallel}_live_2x2", 2, [], parallel, 2 * i)
+    rep_ms, rep = run(f"{parallel}_rep_1x2_of_2", 1, ["--represent-dp", "2"], parallel, 2 * i + 1)
+    off = (rep_ms - live_ms) / live_ms
+    check(abs(off) <= TOLERANCE,
+          f"{parallel}: represented step {rep_ms} ms vs live {live_ms} ms ({off * 100:+.2f} %)")
+    cl = rep["cluster"]
+    check(cl["hosts"] == 1 and cl.get("represented", {}).get("hosts") == 2 and
+          cl["represented"]["gpus"] == 4, f"{parallel}: report describes 1 live of 2 hosts ({cl})")
+    check(len(rep["gpus"]) == 2 and len(live["gpus"]) == 4,
+          f"{parallel}: report lists the live GPUs ({len(rep['gpus'])} and {len(live['gpus'])})")
+    check(len(rep["ranks"]) == 2, f"{parallel}: 2 live ranks ({len(rep['ranks'])})")
+
+# 2-D: FSDP2 x tensor parallel 4. Live: 2 hosts x 8 (DP 4); represented: 1 host x 8 (DP 2,
+# its data-parallel communicators the 2-rank ones) standing for 2.
+live_ms, live = run("fsdp_tp4_live_2x8", 2, [], "fsdp", 4, gpus=8, job_args=["--tp", "4"])
+rep_ms, rep = run("fsdp_tp4_rep_1x8_of_2", 1, ["--represent-dp", "2", "--dp-comms", "size:2"],
+                  "fsdp", 5, gpus=8, job_args=["--tp", "4"])
+off = (rep_ms - live_ms) / live_ms
+check(abs(off) <= TOLERANCE,
+      f"fsdp x tp4: represented step {rep_ms} ms vs live {live_ms} ms ({off * 100:+.2f} %)")
+ops = rep["communication"]["operations"]
+check(ops.get("ncclReduceScatter", {}).get("count", 0) > 0,
+      f"fsdp x tp4: the data-parallel reduce-scatters ran ({ops.get('ncclReduceScatter')})")
+
+if failures:
+    sys.exit(f"{len(failures)} check(s) failed")
+print("represent-dp agrees with the live runs")
