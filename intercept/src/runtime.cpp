@@ -1,5 +1,6 @@
 #include "runtime.hpp"
 
+#include "daemon_connection.hpp"
 #include "payload_inbox.hpp"
 #include "shadow.hpp"
 
@@ -7,7 +8,6 @@
 #include <pthread.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -141,22 +141,8 @@ void Runtime::ensure_connected() {
 
 void Runtime::connect_locked() {
   if (closed_) fatal("CUDA call after the simulator connection was closed at process exit");
-  const char* path = std::getenv("PHANTORA_SOCKET");
-  if (path == nullptr || *path == '\0') {
-    fatal(
-        "libphantora.so is loaded but no simulator is running (PHANTORA_SOCKET is not set).\n"
-        "  Start the program under the simulator: phantora run [options] -- <command>");
-  }
-  fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (std::strlen(path) >= sizeof(addr.sun_path))
-    fatal(std::string("socket path too long: ") + path);
-  std::strncpy(addr.sun_path, path, sizeof(addr.sun_path) - 1);
-  if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    fatal(std::string("cannot reach the simulator at ") + path + ": " + std::strerror(errno) +
-          "\n  (did the phantora run that started this process end?)");
-  }
+  const DaemonConnection daemon = connect_to_daemon();
+  fd_ = daemon.fd;
   wire::Hello hello;
   const char* token = std::getenv("PHANTORA_TOKEN");
   if (token != nullptr)
@@ -173,10 +159,21 @@ void Runtime::connect_locked() {
     fatal(std::string("simulator refused the connection: ") + e.what());
   }
   wire::FrameHeader h;
-  if (!read_all(fd_, &h, sizeof(h)) || h.magic != wire::kMagic || h.version != wire::kVersion ||
-      h.type != wire::FrameType::kWelcome || h.length != sizeof(wire::Welcome) ||
+  const bool header_ok =
+      read_all(fd_, &h, sizeof(h)) && h.magic == wire::kMagic && h.version == wire::kVersion;
+  if (header_ok && h.type == wire::FrameType::kRefused && h.length <= wire::kMaxRefusalBytes) {
+    std::string why(h.length, '\0');
+    if (!read_all(fd_, why.data(), why.size())) why = "(no reason given)";
+    fatal("the simulator at " + daemon.where + " refused this process: " + why +
+          (why.find("token") != std::string::npos
+               ? "\n  (PHANTORA_TOKEN must be the run's token: the one phantora generated, or "
+                 "the contents of its --token-file)"
+               : ""));
+  }
+  if (!header_ok || h.type != wire::FrameType::kWelcome || h.length != sizeof(wire::Welcome) ||
       !read_all(fd_, &welcome_, sizeof(welcome_))) {
-    fatal("the simulator rejected this process (wrong token or protocol version?)");
+    fatal("the simulator at " + daemon.where +
+          " did not welcome this process (a phantora of another version?)");
   }
   connected_ = true;
   reader_ = std::thread([this] { reader_loop(); });

@@ -50,6 +50,7 @@ nlohmann::json make_report(const SimulationConfig& config, const RunStats& stats
   r["exit_code"] = outcome.exit_code;
   if (!outcome.message.empty()) r["message"] = outcome.message;
   r["command"] = outcome.command;
+  r["launcher"] = outcome.launcher;
   if (!outcome.steps.is_null()) r["steps"] = outcome.steps;
   r["cluster"] = {{"hosts", config.hosts},
                   {"gpus_per_host", config.gpus_per_host},

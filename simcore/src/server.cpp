@@ -1,5 +1,8 @@
 #include "phantora/simcore/server.hpp"
 
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -8,6 +11,7 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
@@ -15,14 +19,61 @@
 namespace phantora::sim {
 
 namespace asio = boost::asio;
-using stream_protocol = asio::local::stream_protocol;
+using stream_protocol = asio::generic::stream_protocol;
+
+namespace {
+
+// "10.1.2.3:41000" for a TCP peer, "" otherwise (a Unix peer is the run's own user).
+std::string peer_name(stream_protocol::socket& socket) {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof(addr);
+  if (getpeername(socket.native_handle(), reinterpret_cast<sockaddr*>(&addr), &len) != 0 ||
+      (addr.ss_family != AF_INET && addr.ss_family != AF_INET6)) {
+    return "";
+  }
+  char host[NI_MAXHOST], port[NI_MAXSERV];
+  if (getnameinfo(reinterpret_cast<sockaddr*>(&addr), len, host, sizeof(host), port, sizeof(port),
+                  NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
+    return "";
+  }
+  return addr.ss_family == AF_INET6 ? fmt::format("[{}]:{}", host, port)
+                                    : fmt::format("{}:{}", host, port);
+}
+
+// Request/response latency matters more than throughput (a blocked rank waits for each reply),
+// and a rank whose machine vanished must not hold the run forever: keepalive probes find a
+// silent peer in about 10 + 3 x 5 s.
+void tune_tcp(stream_protocol::socket& socket) {
+  const int fd = socket.native_handle();
+  const int one = 1, idle_s = 10, interval_s = 5, probes = 3;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle_s, sizeof(idle_s));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval_s, sizeof(interval_s));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof(probes));
+}
+
+}  // namespace
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(stream_protocol::socket socket, Server& server)
-      : socket_(std::move(socket)), server_(server) {}
+      : socket_(std::move(socket)),
+        server_(server),
+        peer_(peer_name(socket_)),
+        hello_timer_(socket_.get_executor()) {}
 
-  void start() { read_header(); }
+  void start() {
+    // A connection that never introduces itself is closed: over TCP anyone may connect.
+    hello_timer_.expires_after(kHelloWithin);
+    hello_timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+      if (!ec && !self->client_) {
+        self->end(fmt::format("no hello within {} s", kHelloWithin.count()));
+        self->close();
+      }
+    });
+    read_header();
+  }
   void send_reply(const wire::Reply& r) {
     if (!ended_) send(wire::FrameType::kReply, &r, sizeof(r));
   }
@@ -53,6 +104,15 @@ class Session : public std::enable_shared_from_this<Session> {
                        if (header_.length > wire::kMaxFrameBytes) {
                          return end(fmt::format("frame of {} bytes exceeds the {} byte limit",
                                                 header_.length, wire::kMaxFrameBytes));
+                       }
+                       // Nothing but a hello is read from a client that has not shown the
+                       // token: no large buffer for a stranger.
+                       if (!client_ && (header_.type != wire::FrameType::kHello ||
+                                        header_.length != sizeof(wire::Hello))) {
+                         return end(fmt::format(
+                             "protocol error: the first frame must be a hello of {} bytes (got "
+                             "type {}, {} bytes)",
+                             sizeof(wire::Hello), static_cast<int>(header_.type), header_.length));
                        }
                        payload_.resize(header_.length);
                        read_payload();
@@ -86,10 +146,20 @@ class Session : public std::enable_shared_from_this<Session> {
         if (payload_.size() != sizeof(wire::Hello)) throw ProtocolError("hello has the wrong size");
         wire::Hello h;
         std::memcpy(&h, payload_.data(), sizeof(h));
-        const wire::Welcome w = sim.hello(h);
+        wire::Welcome w;
+        try {
+          w = sim.hello(h);
+        } catch (const ProtocolError& e) {
+          // Tell the client why before the connection closes (its message names the cause).
+          const std::string why(e.what(), std::min(std::strlen(e.what()), wire::kMaxRefusalBytes));
+          send(wire::FrameType::kRefused, why.data(), why.size());
+          throw;
+        }
+        hello_timer_.cancel();
         client_ = w.client_id;
         server_.bind_client(w.client_id, weak_from_this());
         send(wire::FrameType::kWelcome, &w, sizeof(w));
+        server_.client_joined(w.client_id, h);
         return;
       }
       case wire::FrameType::kBatch: {
@@ -122,7 +192,7 @@ class Session : public std::enable_shared_from_this<Session> {
     fh.type = type;
     fh.length = static_cast<uint32_t>(size);
     std::memcpy(frame.data(), &fh, sizeof(fh));
-    std::memcpy(frame.data() + sizeof(fh), body, size);
+    if (size > 0) std::memcpy(frame.data() + sizeof(fh), body, size);
     outbox_.push_back(std::move(frame));
     if (idle) write_next();
   }
@@ -140,15 +210,21 @@ class Session : public std::enable_shared_from_this<Session> {
   void end(const std::string& why) {
     if (ended_) return;
     ended_ = true;
+    hello_timer_.cancel();
     if (client_ && !said_bye_) server_.simulation().disconnected(*client_, why);
-    if (!client_ && why != "connection closed") spdlog::warn("rejected a connection: {}", why);
+    if (!client_ && why != "connection closed") {
+      spdlog::warn("rejected a connection{}: {}", peer_.empty() ? "" : " from " + peer_, why);
+    }
     // Let queued replies drain before closing: a reader may still wait for its last answer.
     if (outbox_.empty() || said_bye_) close();
+    if (client_) server_.client_left(*client_, said_bye_);
     server_.session_closed(this);
   }
 
   stream_protocol::socket socket_;
   Server& server_;
+  std::string peer_;  // TCP peer for the log; empty on the Unix socket
+  asio::steady_timer hello_timer_;
   wire::FrameHeader header_{};
   std::vector<std::byte> payload_;
   std::vector<wire::Reply> replies_;
@@ -159,7 +235,38 @@ class Session : public std::enable_shared_from_this<Session> {
 };
 
 Server::Server(asio::io_context& io, const std::filesystem::path& socket_path, Simulation& sim)
-    : io_(io), acceptor_(io, stream_protocol::endpoint(socket_path.string())), sim_(sim) {
+    : Server(
+          io,
+          stream_protocol::endpoint(asio::local::stream_protocol::endpoint(socket_path.string())),
+          false, socket_path.string(), sim) {}
+
+Server::Server(asio::io_context& io, const asio::ip::tcp::endpoint& endpoint, Simulation& sim)
+    : Server(io, stream_protocol::endpoint(endpoint), true,
+             endpoint.address().is_v6()
+                 ? fmt::format("[{}]:{}", endpoint.address().to_string(), endpoint.port())
+                 : fmt::format("{}:{}", endpoint.address().to_string(), endpoint.port()),
+             sim) {}
+
+Server::Server(asio::io_context& io, const stream_protocol::endpoint& where, bool tcp,
+               const std::string& description, Simulation& sim)
+    : io_(io), acceptor_(io), tcp_(tcp), sim_(sim) {
+  try {
+    acceptor_.open(where.protocol());
+    // A fixed port is free again at once after the previous run (no wait for TIME_WAIT).
+    if (tcp_) acceptor_.set_option(asio::socket_base::reuse_address(true));
+    acceptor_.bind(where);
+    acceptor_.listen();
+  } catch (const boost::system::system_error& e) {
+    throw std::runtime_error(
+        fmt::format("the simulator cannot listen on {}: {}", description, e.code().message()));
+  }
+  if (tcp_) {
+    const stream_protocol::endpoint bound = acceptor_.local_endpoint();
+    const auto* addr = static_cast<const sockaddr*>(bound.data());
+    tcp_port_ =
+        ntohs(addr->sa_family == AF_INET6 ? reinterpret_cast<const sockaddr_in6*>(addr)->sin6_port
+                                          : reinterpret_cast<const sockaddr_in*>(addr)->sin_port);
+  }
   sim_.set_reply_sink([this](ClientId client, const wire::Reply& r) {
     auto it = by_client_.find(client);
     if (it == by_client_.end()) return;
@@ -201,18 +308,30 @@ Server::~Server() = default;
 void Server::accept() {
   acceptor_.async_accept([this](boost::system::error_code ec, stream_protocol::socket socket) {
     if (ec) {
-      if (ec != asio::error::operation_aborted) spdlog::warn("accept failed: {}", ec.message());
+      if (ec == asio::error::operation_aborted) return;  // shutting down
+      // Out of file descriptors, a peer that reset before we took it, ...: the daemon goes on
+      // accepting, after a pause so that a persistent error does not spin.
+      spdlog::warn("accept failed: {}", ec.message());
+      accept_retry_ = std::make_unique<asio::steady_timer>(io_, std::chrono::milliseconds(100));
+      accept_retry_->async_wait([this](boost::system::error_code e) {
+        if (!e && acceptor_.is_open()) accept();
+      });
       return;
     }
-    // Only processes of the user who started the run may join it (the token is checked next).
-    ucred cred{};
-    socklen_t len = sizeof(cred);
-    if (getsockopt(socket.native_handle(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
-        cred.uid != getuid()) {
-      spdlog::warn("refused a connection from uid {} (the run belongs to uid {})", cred.uid,
-                   getuid());
-      accept();
-      return;
+    if (tcp_) {
+      tune_tcp(socket);
+    } else {
+      // On the Unix socket only processes of the user who started the run may join it (the
+      // token is checked next).
+      ucred cred{};
+      socklen_t len = sizeof(cred);
+      if (getsockopt(socket.native_handle(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
+          cred.uid != getuid()) {
+        spdlog::warn("refused a connection from uid {} (the run belongs to uid {})", cred.uid,
+                     getuid());
+        accept();
+        return;
+      }
     }
     auto session = std::make_shared<Session>(std::move(socket), *this);
     sessions_.insert(session);
@@ -235,6 +354,7 @@ void Server::session_closed(Session* s) {
 void Server::shutdown(std::chrono::milliseconds grace, std::function<void()> done) {
   boost::system::error_code ignored;
   acceptor_.close(ignored);
+  if (accept_retry_) accept_retry_->cancel();
   on_done_ = std::move(done);
   if (timeout_timer_) timeout_timer_->cancel();
   grace_timer_ = std::make_unique<asio::steady_timer>(io_, grace);

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Sends a running daemon malformed frames; every connection must be closed by it, never crash it.
 
-Runs as (part of) a job under `phantora run`, which puts the daemon's socket and the run's
-token in the environment (PHANTORA_SOCKET, PHANTORA_TOKEN). Each case opens a connection of
+Runs as (part of) a job under `phantora run`, which puts the daemon's socket (or, with
+--listen, its TCP address) and the run's token in the environment (PHANTORA_SOCKET or
+PHANTORA_ADDRESS, PHANTORA_TOKEN). Each case opens a connection of
 its own, sends something wrong (layouts from simcore/include/phantora/protocol.hpp) and expects
 the daemon to close it within a few seconds. Prints "bad_frames: all N refused" on success,
 else the cases that were not, and exits 1. Python 3.11+ standard library only.
@@ -29,8 +30,9 @@ def protocol_version():
 
 
 VERSION = protocol_version()
-HELLO, WELCOME, BATCH, REPLY, BYE = 1, 2, 3, 4, 5
-PATH = os.environ["PHANTORA_SOCKET"]
+HELLO, WELCOME, BATCH, REPLY, BYE, PAYLOAD, REFUSED = 1, 2, 3, 4, 5, 6, 7
+ADDRESS = os.environ.get("PHANTORA_ADDRESS", "")
+PATH = os.environ.get("PHANTORA_SOCKET", "")
 TOKEN = os.environ["PHANTORA_TOKEN"].encode()
 
 
@@ -54,9 +56,13 @@ def record(rtype, body, request=0, host_ps=0, size=None):
 
 
 def connect():
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(5)
-    s.connect(PATH)
+    if ADDRESS:
+        host, port = ADDRESS.rsplit(":", 1)
+        s = socket.create_connection((host.strip("[]"), int(port)), timeout=5)
+    else:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(5)
+        s.connect(PATH)
     return s
 
 
@@ -154,8 +160,21 @@ CASES = [
 ]
 
 
+def refusal_says_why():
+    """A hello with a wrong token is answered with the reason (kRefused), then closed."""
+    s = connect()
+    try:
+        s.sendall(hello(token=b"0" * 32))
+        f = read_frame(s)
+        return f is not None and f[0] == REFUSED and b"token" in f[1] and closed_by_daemon(s)
+    finally:
+        s.close()
+
+
 def main():
     failed = []
+    if not refusal_says_why():
+        failed.append("a refused hello gets its reason")
     for name, greet, payloads in CASES:
         if name.endswith("then silence"):
             # The daemon waits for the rest of the frame; closing our end must end it cleanly.
@@ -178,7 +197,7 @@ def main():
         # Random bytes, header included.
         if not attempt(False, rng.randbytes(rng.randrange(12, 200))):
             failed.append(f"random bytes {i}")
-    total = len(CASES) + 250
+    total = len(CASES) + 251
     if failed:
         print(f"bad_frames: {len(failed)} of {total} not refused: {', '.join(failed)}")
         return 1

@@ -104,7 +104,7 @@ def _chain_shadowed_sitecustomize():
     spec.loader.exec_module(module)
 
 
-if os.environ.get("PHANTORA_SOCKET"):
+if os.environ.get("PHANTORA_SOCKET") or os.environ.get("PHANTORA_ADDRESS"):
     if not _is_launcher():
         _install_clocks()
     sys.meta_path.insert(0, _AfterTorchImport())

@@ -122,18 +122,24 @@ LaunchResult launch_and_wait(const std::vector<HostLaunch>& launches,
   const auto start = std::chrono::steady_clock::now();
   std::optional<std::chrono::steady_clock::time_point> term_sent;
   while (!running.empty()) {
+    // Only the hosts' processes are reaped here: phantora has other children (the job-output
+    // copier), whose ends are theirs to collect.
     int status = 0;
-    const pid_t pid = waitpid(-1, &status, WNOHANG);
+    pid_t pid = 0;
+    for (const auto& [p, host] : running) {
+      if (waitpid(p, &status, WNOHANG) == p) {
+        pid = p;
+        break;
+      }
+    }
     if (pid > 0) {
       auto it = running.find(pid);
-      if (it != running.end()) {
-        HostExit e{it->second, pid, 0, ""};
-        e.how = describe(status, &e.exit_code);
-        result.hosts.push_back(e);
-        // Whatever the host's command left behind in its group (torchrun's workers) goes too.
-        kill(-pid, SIGKILL);
-        running.erase(it);
-      }
+      HostExit e{it->second, pid, 0, ""};
+      e.how = describe(status, &e.exit_code);
+      result.hosts.push_back(e);
+      // Whatever the host's command left behind in its group (torchrun's workers) goes too.
+      kill(-pid, SIGKILL);
+      running.erase(it);
       continue;
     }
     if (g_signal != 0 && !term_sent) {

@@ -7,14 +7,76 @@
 #include <CLI/CLI.hpp>
 
 #include "db_command.hpp"
+#include "host_environment.hpp"
 #include "job_output.hpp"
 #include "phantora/kernels/data_error.hpp"
 #include "phantora/kernels/gpu_catalog.hpp"
 #include "report_compare.hpp"
 #include "run_command.hpp"
+#include "serve_command.hpp"
 #include "sweep_command.hpp"
 
 using phantora::tools::RunOptions;
+
+namespace {
+
+// The options that shape the simulation, common to `run` and `serve`.
+void add_simulation_options(CLI::App* cmd, RunOptions& o) {
+  cmd->add_option("--hosts", o.hosts, "Number of simulated hosts (default 1, or the topology's)");
+  cmd->add_option("--gpus-per-host", o.gpus_per_host,
+                  "GPUs per host (default 8, or the topology's)");
+  cmd->add_option("--gpu", o.gpu,
+                  "GPU model, see `phantora gpus` (default h100, or the topology's)");
+  cmd->add_option("--topology", o.topology,
+                  "Cluster topology: a TOML file (docs/topology.md) or a preset name "
+                  "(dgx-a100, dgx-h100, dgx-h200, ethernet-2tier)");
+  cmd->add_option("--nic-gbytes-per-s", o.nic_gbytes_per_s,
+                  "Effective bandwidth of each NIC, GB/s per direction (overrides the "
+                  "topology's; 400 Gb/s InfiniBand is about 48.5)");
+  cmd->add_option("--oversubscription", o.oversubscription,
+                  "Leaf-to-spine oversubscription ratio, >= 1 (overrides the topology's)");
+  cmd->add_option("--represent-dp", o.represent_dp,
+                  "Simulate N data-parallel replicas of the job: it runs on --hosts hosts, the "
+                  "cluster has N times as many, and the other replicas' traffic is simulated "
+                  "as copies of the live one's (docs/scale.md)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--dp-comms", o.dp_comms,
+                  "With --represent-dp: which of the job's NCCL communicators are "
+                  "data-parallel: all (DDP/FSDP jobs), or size:K[,K...] (those with K ranks, "
+                  "e.g. size:1 for a job launched with data-parallel size 1)")
+      ->capture_default_str();
+  cmd->add_option("--cpu-time", o.cpu_time,
+                  "How host time advances between calls: measured (process CPU time), model "
+                  "(fixed cost per call, deterministic) or zero")
+      ->check(CLI::IsMember({"measured", "model", "zero"}))
+      ->capture_default_str();
+  cmd->add_option("--kernel-times", o.kernel_times,
+                  "CSV of pinned kernel durations (header: kernel,duration_us)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--launch-latency-us", o.launch_latency_us,
+                  "Latency from a launch call to the GPU starting the work")
+      ->capture_default_str();
+  cmd->add_option("--call-cost-us", o.call_cost_us,
+                  "Host time charged per GPU-work API call (measured and model modes)")
+      ->capture_default_str();
+  cmd->add_option("--kernel-db", o.kernel_db,
+                  "Kernel database (SQLite, `phantora db`) to take measured costs from; the "
+                  "signatures the run had to model are added to its `missing` table");
+  cmd->add_option("--collective-timeout", o.collective_timeout_s,
+                  "End the run when some ranks have waited this many wall-clock seconds for a "
+                  "collective that others never called (0: never)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+}
+
+void add_token_option(CLI::App* cmd, RunOptions& o) {
+  cmd->add_option("--token-file", o.token_file,
+                  "File holding the run's token (16-32 printable characters), which ranks "
+                  "must show: over TCP the only authentication. Default: a random token");
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"phantora: run unmodified GPU programs on a simulated GPU cluster"};
@@ -27,64 +89,11 @@ int main(int argc, char** argv) {
 
   RunOptions run;
   CLI::App* run_cmd = app.add_subcommand("run", "Run a command on a simulated cluster");
-  run_cmd->add_option("--hosts", run.hosts,
-                      "Number of simulated hosts (default 1, or the topology's)");
-  run_cmd->add_option("--gpus-per-host", run.gpus_per_host,
-                      "GPUs per host (default 8, or the topology's)");
-  run_cmd->add_option("--gpu", run.gpu,
-                      "GPU model, see `phantora gpus` (default h100, or the topology's)");
-  run_cmd->add_option("--topology", run.topology,
-                      "Cluster topology: a TOML file (docs/topology.md) or a preset name "
-                      "(dgx-a100, dgx-h100, dgx-h200, ethernet-2tier)");
-  run_cmd->add_option("--nic-gbytes-per-s", run.nic_gbytes_per_s,
-                      "Effective bandwidth of each NIC, GB/s per direction (overrides the "
-                      "topology's; 400 Gb/s InfiniBand is about 48.5)");
-  run_cmd->add_option("--oversubscription", run.oversubscription,
-                      "Leaf-to-spine oversubscription ratio, >= 1 (overrides the topology's)");
-  run_cmd
-      ->add_option("--represent-dp", run.represent_dp,
-                   "Simulate N data-parallel replicas of the job: it runs on --hosts hosts, the "
-                   "cluster has N times as many, and the other replicas' traffic is simulated "
-                   "as copies of the live one's (docs/scale.md)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  run_cmd
-      ->add_option("--dp-comms", run.dp_comms,
-                   "With --represent-dp: which of the job's NCCL communicators are "
-                   "data-parallel: all (DDP/FSDP jobs), or size:K[,K...] (those with K ranks, "
-                   "e.g. size:1 for a job launched with data-parallel size 1)")
-      ->capture_default_str();
+  add_simulation_options(run_cmd, run);
   run_cmd->add_option("--out", run.out, "Directory for report.json and trace.json")
       ->capture_default_str();
-  run_cmd
-      ->add_option("--cpu-time", run.cpu_time,
-                   "How host time advances between calls: measured (process CPU time), model "
-                   "(fixed cost per call, deterministic) or zero")
-      ->check(CLI::IsMember({"measured", "model", "zero"}))
-      ->capture_default_str();
-  run_cmd
-      ->add_option("--kernel-times", run.kernel_times,
-                   "CSV of pinned kernel durations (header: kernel,duration_us)")
-      ->check(CLI::ExistingFile);
-  run_cmd
-      ->add_option("--launch-latency-us", run.launch_latency_us,
-                   "Latency from a launch call to the GPU starting the work")
-      ->capture_default_str();
-  run_cmd
-      ->add_option("--call-cost-us", run.call_cost_us,
-                   "Host time charged per GPU-work API call (measured and model modes)")
-      ->capture_default_str();
-  run_cmd->add_option("--kernel-db", run.kernel_db,
-                      "Kernel database (SQLite, `phantora db`) to take measured costs from; the "
-                      "signatures the run had to model are added to its `missing` table");
   run_cmd->add_option("--timeout", run.timeout_s, "Stop the run after this many wall-clock seconds")
       ->check(CLI::PositiveNumber);
-  run_cmd
-      ->add_option("--collective-timeout", run.collective_timeout_s,
-                   "End the run when some ranks have waited this many wall-clock seconds for a "
-                   "collective that others never called (0: never)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
   run_cmd->add_flag("--quiet,-q", run.quiet, "Print no banner or summary");
   run_cmd->add_option("--step-time-regex", run.step_time_regex,
                       "Regex for the job's step-time lines: group 1 the number, optional group "
@@ -96,7 +105,77 @@ int main(int argc, char** argv) {
   std::string max_slowdown = "2%";
   run_cmd->add_option("--max-slowdown", max_slowdown,
                       "Allowed slowdown against --baseline, e.g. 2% (default)");
+  run_cmd
+      ->add_option("--launcher", run.launcher,
+                   "Who starts the hosts' commands: local (here), slurm (one srun across the "
+                   "allocation phantora runs in) or k8s (write Kubernetes manifests instead of "
+                   "running; docs/cluster-launch.md)")
+      ->check(CLI::IsMember({"local", "slurm", "k8s"}))
+      ->capture_default_str();
+  run_cmd->add_option("--listen", run.listen,
+                      "The simulator listens on TCP at HOST:PORT (port 0: any; 0.0.0.0: every "
+                      "address) instead of a private Unix socket; default for slurm 0.0.0.0:0");
+  run_cmd->add_option("--advertise", run.advertise,
+                      "Host name the ranks reach the simulator by, when --listen's host is a "
+                      "wildcard (default: this machine's name for slurm, loopback for local)");
+  add_token_option(run_cmd, run);
+  run_cmd
+      ->add_option("--hosts-per-node", run.hosts_per_node,
+                   "slurm: simulated hosts per node (srun --ntasks-per-node); default: Slurm's "
+                   "distribution over the allocation")
+      ->check(CLI::PositiveNumber);
+  run_cmd
+      ->add_option("--srun-arg", run.srun_args,
+                   "slurm: one more option for srun, e.g. --srun-arg=--cpus-per-task=4 "
+                   "(repeatable)")
+      ->allow_extra_args(false);
+  run_cmd->add_option("--k8s-image", run.k8s_image,
+                      "k8s: container image holding phantora (at the same path) and the job");
+  run_cmd->add_option("--k8s-out", run.k8s_out, "k8s: directory to write the manifests to");
+  run_cmd->add_option("--k8s-name", run.k8s_name, "k8s: prefix of the objects' names")
+      ->capture_default_str();
+  run_cmd->add_option("--k8s-namespace", run.k8s_namespace, "k8s: namespace of the objects");
+  run_cmd->add_option(
+      "--k8s-port", run.k8s_port,
+      fmt::format("k8s: the daemon's TCP port (default {})", phantora::tools::kDefaultDaemonPort));
+  run_cmd->add_option("--k8s-phantora", run.k8s_phantora,
+                      "k8s: phantora's path inside the image (default: this phantora's path)");
+  run_cmd->add_option("--k8s-out-claim", run.k8s_out_claim,
+                      "k8s: PersistentVolumeClaim for the daemon's outputs (default: an "
+                      "emptyDir; the summary is in the daemon's log either way)");
   run_cmd->add_option("command", run.command, "The command to run, after --")->required();
+
+  RunOptions serve;
+  CLI::App* serve_cmd = app.add_subcommand(
+      "serve",
+      "Run the simulator alone, on TCP, for ranks started elsewhere; writes the report when "
+      "they have all finished (docs/cluster-launch.md)");
+  add_simulation_options(serve_cmd, serve);
+  serve_cmd->add_option("--listen", serve.listen,
+                        fmt::format("HOST:PORT to listen on (port 0: any; default 0.0.0.0:{})",
+                                    phantora::tools::kDefaultDaemonPort));
+  add_token_option(serve_cmd, serve);
+  serve_cmd->add_option("--out", serve.out, "Directory for report.json and trace.json")
+      ->capture_default_str();
+  serve_cmd
+      ->add_option("--timeout", serve.timeout_s,
+                   "End the run after this many wall-clock seconds, ranks or not")
+      ->check(CLI::PositiveNumber);
+  serve_cmd->add_flag("--quiet,-q", serve.quiet, "Print no summary");
+
+  // Internal: one simulated host of a run whose ranks another launcher starts (srun's tasks,
+  // the Kubernetes pods; host_environment.hpp). Hidden from --help.
+  std::string host_from;
+  phantora::tools::JobShape host_shape;
+  std::vector<std::string> host_command;
+  CLI::App* host_cmd = app.add_subcommand("__host", "")->group("");
+  host_cmd->add_option("--host-from", host_from)->required();
+  host_cmd->add_option("--hosts", host_shape.hosts)->required();
+  host_cmd->add_option("--gpus-per-host", host_shape.gpus_per_host)->required();
+  host_cmd->add_option("--cpu-time", host_shape.cpu_time)
+      ->check(CLI::IsMember({"measured", "model", "zero"}));
+  host_cmd->add_option("--epoch-ns", host_shape.epoch_ns);
+  host_cmd->add_option("command", host_command)->required();
 
   CLI::App* gpus_cmd = app.add_subcommand("gpus", "List the GPU models the simulator knows");
   // Internal: the job-output copier `phantora run` starts (job_output.hpp). Hidden from --help.
@@ -118,10 +197,19 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
   if (*tee_cmd) return phantora::tools::run_tee(tee_log, tee_fds);
+  if (*host_cmd) {
+    try {
+      return phantora::tools::run_host(host_from, host_shape, host_command);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "phantora: error: {}\n", e.what());
+      return 2;
+    }
+  }
   if (app.get_subcommands().empty()) {
     fmt::print(
         stderr,
-        "phantora: error: name a subcommand: run, sweep, report, gpus or db (phantora --help)\n");
+        "phantora: error: name a subcommand: run, serve, sweep, report, gpus or db (phantora "
+        "--help)\n");
     return 2;
   }
   // The daemon's messages go to stderr: stdout belongs to the job.
@@ -148,6 +236,7 @@ int main(int argc, char** argv) {
       }
       return 0;
     }
+    if (*serve_cmd) return phantora::tools::serve_command(serve);
     run.max_slowdown = phantora::tools::parse_percent(max_slowdown);
     return phantora::tools::run_command(run);
   } catch (const std::exception& e) {

@@ -1,4 +1,5 @@
-// `phantora run`: simulate a cluster and run the job's command on it.
+// `phantora run`: simulate a cluster and run the job's command on it: here (the local
+// launcher), across a Slurm allocation, or — for Kubernetes — write the manifests that do.
 #pragma once
 
 #include <filesystem>
@@ -37,7 +38,33 @@ struct RunOptions {
   std::optional<std::filesystem::path> baseline;
   double max_slowdown = 0.02;
   std::vector<std::string> command;
+
+  // How the hosts' commands are started (docs/cluster-launch.md): "local" (processes here),
+  // "slurm" (one srun across the allocation phantora runs in) or "k8s" (write manifests).
+  std::string launcher = "local";
+  // TCP address the daemon listens on (HOST:PORT, port 0: any). Unset: a private Unix socket
+  // for the local launcher, 0.0.0.0:0 for slurm.
+  std::optional<std::string> listen;
+  // The host name the ranks reach the daemon by, when --listen's host is a wildcard (slurm:
+  // this machine's name; local: loopback).
+  std::optional<std::string> advertise;
+  // A file holding the run's token (16 to 32 printable characters); unset: a random one.
+  std::optional<std::filesystem::path> token_file;
+  // slurm: simulated hosts per node (srun --ntasks-per-node), and more srun options.
+  std::optional<int> hosts_per_node;
+  std::vector<std::string> srun_args;
+  // k8s (k8s_manifests.hpp).
+  std::optional<std::string> k8s_image;
+  std::optional<std::filesystem::path> k8s_out;
+  std::string k8s_name = "phantora";
+  std::optional<std::string> k8s_namespace;
+  int k8s_port = 0;                          // 0: kDefaultDaemonPort
+  std::optional<std::string> k8s_phantora;   // phantora's path in the image; default: this one's
+  std::optional<std::string> k8s_out_claim;  // PersistentVolumeClaim for the daemon's --out
 };
+
+// The port a daemon listens on when none is chosen and it must be known in advance (k8s).
+inline constexpr int kDefaultDaemonPort = 29620;
 
 // Returns the process exit status for phantora: the job's (the first failing host's code), or
 // kRegressionExit when the job succeeded but is slower than --baseline allows.

@@ -30,6 +30,9 @@ inline constexpr int kMaxDevicesPerHost = 64;
 
 // kPayload: daemon -> client, the bytes a small collective wrote into one of the client's
 // receive buffers (PayloadHeader + bytes).
+// kRefused: daemon -> client, instead of kWelcome, then the connection closes: why the hello was
+// refused (a wrong token, a host out of range), as text of at most kMaxRefusalBytes. A shim
+// that predates it reads it as a failed welcome, so it needs no new version.
 enum class FrameType : uint16_t {
   kHello = 1,
   kWelcome = 2,
@@ -37,7 +40,9 @@ enum class FrameType : uint16_t {
   kReply = 4,
   kBye = 5,
   kPayload = 6,
+  kRefused = 7,
 };
+inline constexpr size_t kMaxRefusalBytes = 1024;
 
 struct FrameHeader {
   uint32_t magic = kMagic;

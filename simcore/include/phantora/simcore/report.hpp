@@ -20,6 +20,9 @@ struct RunOutcome {
   std::string message;  // why it failed, if it did
   double wall_seconds = 0;
   std::vector<std::string> command;
+  // Who started the ranks: "local", "slurm", or "serve" (a daemon the ranks came to by
+  // themselves, as in Kubernetes).
+  std::string launcher = "local";
   // The step times the job printed (report key `steps`, docs/report.md); null when none.
   nlohmann::json steps;
   // The phantora process's own CPU time and peak resident memory (daemon and launcher).

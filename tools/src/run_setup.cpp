@@ -1,0 +1,134 @@
+#include "run_setup.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "phantora/kernels/cost_model.hpp"
+#include "report_compare.hpp"
+
+namespace phantora::tools {
+namespace {
+
+wire::CpuTimeMode parse_cpu_time(const std::string& s) {
+  if (s == "measured") return wire::CpuTimeMode::kMeasured;
+  if (s == "model") return wire::CpuTimeMode::kModel;
+  if (s == "zero") return wire::CpuTimeMode::kZero;
+  throw std::invalid_argument(
+      fmt::format("--cpu-time must be measured, model or zero (got '{}')", s));
+}
+
+std::shared_ptr<const net::Topology> load_topology(const std::string& name_or_file, int hosts) {
+  if (std::filesystem::exists(name_or_file)) {
+    return std::make_shared<const net::Topology>(net::Topology::from_file(name_or_file));
+  }
+  const std::vector<std::string> presets = net::Topology::preset_names();
+  if (std::find(presets.begin(), presets.end(), name_or_file) == presets.end()) {
+    throw std::invalid_argument(fmt::format("--topology {}: no such file, and not a preset ({})",
+                                            name_or_file, fmt::join(presets, ", ")));
+  }
+  return std::make_shared<const net::Topology>(net::Topology::preset(name_or_file, hosts));
+}
+
+}  // namespace
+
+// With --represent-dp N the topology describes the whole simulated cluster (N x the live hosts);
+// `hosts` stays the live count, the hosts the job's command runs on.
+Cluster resolve_cluster(const RunOptions& o) {
+  Cluster c;
+  const int replicas = o.represent_dp;
+  if (replicas < 1) throw std::invalid_argument("--represent-dp must be at least 1");
+  const bool is_file = o.topology && std::filesystem::exists(*o.topology);
+  if (o.topology && is_file) {
+    auto topo = load_topology(*o.topology, 0);
+    auto agree = [&](const char* flag, auto given, auto in_file) {
+      if (given && *given != in_file) {
+        throw std::invalid_argument(fmt::format("{} {} contradicts the topology file {} ({})", flag,
+                                                *given, *o.topology, in_file));
+      }
+    };
+    if (topo->hosts() % replicas != 0) {
+      throw std::invalid_argument(
+          fmt::format("--represent-dp {}: the topology file {} has {} hosts, not a multiple of it",
+                      replicas, o.topology->c_str(), topo->hosts()));
+    }
+    agree(replicas > 1 ? "--hosts (live hosts: the file's hosts / --represent-dp)" : "--hosts",
+          o.hosts, topo->hosts() / replicas);
+    agree("--gpus-per-host", o.gpus_per_host, topo->gpus_per_host());
+    c.hosts = topo->hosts() / replicas;
+    c.gpus_per_host = topo->gpus_per_host();
+    c.gpu = o.gpu.value_or(topo->gpu_model());
+    c.topology = std::move(topo);
+  } else {
+    c.hosts = o.hosts.value_or(1);
+    c.gpus_per_host = o.gpus_per_host.value_or(8);
+    c.gpu = o.gpu.value_or("h100");
+    if (o.topology) {
+      // A preset: its fabric with the flags' counts.
+      net::TopologySpec spec = load_topology(*o.topology, c.hosts * replicas)->spec();
+      if (o.gpus_per_host && *o.gpus_per_host != spec.gpus_per_host) {
+        spec.gpus_per_host = *o.gpus_per_host;
+        spec.rails = net::TopologySpec::default_rails(spec.gpus_per_host, spec.nics_per_host);
+      }
+      spec.gpu_model = c.gpu;
+      c.topology = std::make_shared<const net::Topology>(std::move(spec));
+    }
+  }
+  if (o.nic_gbytes_per_s || o.oversubscription) {
+    net::TopologySpec spec =
+        c.topology ? c.topology->spec()
+                   : net::Topology::for_cluster(c.hosts * replicas, c.gpus_per_host, c.gpu).spec();
+    if (o.nic_gbytes_per_s) {
+      if (!(*o.nic_gbytes_per_s > 0))
+        throw std::invalid_argument("--nic-gbytes-per-s must be positive");
+      spec.nic_bandwidth = Bandwidth::gbytes_per_s(*o.nic_gbytes_per_s);
+    }
+    if (o.oversubscription) {
+      if (!(*o.oversubscription >= 1))
+        throw std::invalid_argument("--oversubscription must be at least 1");
+      spec.oversubscription = *o.oversubscription;
+    }
+    c.topology = std::make_shared<const net::Topology>(std::move(spec));
+  }
+  if (c.hosts < 1) throw std::invalid_argument("--hosts must be at least 1");
+  if (c.gpus_per_host < 1 || c.gpus_per_host > wire::kMaxDevicesPerHost - 1) {
+    throw std::invalid_argument(
+        fmt::format("--gpus-per-host must be between 1 and {}", wire::kMaxDevicesPerHost - 1));
+  }
+  return c;
+}
+
+PreparedRun prepare_run(const RunOptions& o) {
+  PreparedRun p{.cluster = resolve_cluster(o), .scanner = StepTimeScanner(o.step_time_regex)};
+  const sim::DpCommRule dp_comms = sim::DpCommRule::parse(o.dp_comms);
+  if (o.launch_latency_us < 0 || o.call_cost_us < 0) {
+    throw std::invalid_argument("--launch-latency-us and --call-cost-us must not be negative");
+  }
+  p.gpu = &kernels::GpuCatalog::builtin().find(p.cluster.gpu);
+  if (o.baseline) p.baseline = load_report(*o.baseline);
+  kernels::KernelTimes pinned;
+  if (o.kernel_times) pinned = kernels::KernelTimes::from_csv(*o.kernel_times);
+  kernels::CostModel cost_model(kernels::CostParams::builtin(), std::move(pinned));
+  if (o.kernel_db) cost_model.set_database(kernels::load_kernel_db(*o.kernel_db, p.gpu->key));
+  p.costs = std::make_unique<sim::KernelsCostProvider>(std::move(cost_model), *p.gpu);
+
+  sim::SimulationConfig& config = p.config;
+  config.hosts = p.cluster.hosts;
+  config.gpus_per_host = p.cluster.gpus_per_host;
+  config.gpu_name = p.gpu->key;
+  config.device = kernels::to_device_spec(*p.gpu);
+  config.cpu_time = parse_cpu_time(o.cpu_time);
+  config.per_call_cost = SimTime::us(o.call_cost_us);
+  config.launch_latency = SimTime::us(o.launch_latency_us);
+  config.trace_path = o.out / "trace.json";
+  config.topology = p.cluster.topology;
+  config.collective_timeout = std::chrono::seconds(o.collective_timeout_s);
+  config.replicas = o.represent_dp;
+  config.dp_comms = dp_comms;
+  return p;
+}
+
+}  // namespace phantora::tools
