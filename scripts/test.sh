@@ -9,6 +9,8 @@ cd "$(dirname "$0")/.."
 scripts/setup-torch.sh
 scripts/setup.sh
 export PATH=/usr/local/cuda/bin:$PATH
+# As root (CI), the real-Slurm test must run, not skip (tests/cluster/slurm_check.py).
+if [ "$(id -u)" = 0 ]; then export PHANTORA_REQUIRE_SLURM=1; fi
 
 echo "== sanitizer build (ASan + UBSan): unit, integration, NCCL and reliability tests"
 cmake -S . -B build-asan -DPHANTORA_SANITIZE=ON -DPHANTORA_BUILD_BENCH=OFF \

@@ -173,14 +173,18 @@ def main():
     ap.add_argument("--work", required=True)
     args = ap.parse_args()
 
+    # CI (scripts/test.sh as root) sets PHANTORA_REQUIRE_SLURM=1: there a skip would hide that
+    # the Slurm path went untested, so it is a failure instead.
+    cannot = 1 if os.environ.get("PHANTORA_REQUIRE_SLURM") == "1" else SKIP
+    verdict = "FAIL" if cannot == 1 else "SKIP"
     if os.geteuid() != 0:
-        print("slurm_check: SKIP: needs root (it starts slurmctld and slurmd as root)")
-        return SKIP
+        print(f"slurm_check: {verdict}: needs root (it starts slurmctld and slurmd as root)")
+        return cannot
     missing = [b for b in NEEDED if shutil.which(b) is None]
     if missing:
-        print(f"slurm_check: SKIP: {', '.join(missing)} not installed (Debian: munge slurmctld "
-              "slurmd slurm-client; scripts/setup.sh installs them)")
-        return SKIP
+        print(f"slurm_check: {verdict}: {', '.join(missing)} not installed (Debian: munge "
+              "slurmctld slurmd slurm-client; scripts/setup.sh installs them)")
+        return cannot
 
     shutil.rmtree(args.work, ignore_errors=True)
     os.makedirs(args.work)
