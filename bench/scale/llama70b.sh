@@ -4,7 +4,9 @@
 # CPU time) standing for N copies of itself. Prints one table row for docs/performance.md
 # ("Scale"). H200 rather than H100: the live slice shards the model over its own 16 GPUs, not
 # over 1,024, and that state (~70 GB per GPU) needs more than an H100's 80 GB (docs/scale.md,
-# "Sharded state"). 16 live ranks take ~11 GB of host memory.
+# "Sharded state"). 16 live ranks take ~11 GB of host memory. Expandable segments, as one would
+# set on the real cluster: without them the 3-D run's pipeline buffers fragment PyTorch's cache
+# (41.8 GiB reserved but unallocated) and step 2 raises a real out-of-memory error.
 #
 #   bench/scale/llama70b.sh [BUILD_DIR] [OUT_DIR] 2d   # TP 8 x DP 2 live -> TP 8 x DP 128
 #   bench/scale/llama70b.sh [BUILD_DIR] [OUT_DIR] 3d   # TP 4 x PP 2 x DP 2 -> x DP 128
@@ -27,6 +29,7 @@ dir=$out/llama70b_${mode}_x$replicas
 python3 "$here/rank_memory.py" --interval 2 --json "$dir.mem.json" -- \
   "$build/tools/phantora" run --quiet --hosts "$hosts" --gpus-per-host 8 --gpu h200 \
   --represent-dp "$replicas" --dp-comms size:2 --cpu-time model --timeout 3600 --out "$dir" -- \
+  env PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True \
   "$venv/bin/torchrun" --nnodes "$hosts" --nproc-per-node 8 --rdzv-backend c10d \
   --rdzv-endpoint "localhost:$port" "$root/examples/gpt.py" --model llama3-70b --parallel fsdp \
   "${parallel[@]}" --activation-checkpointing --steps 3 >"$dir.log" 2>&1 ||
