@@ -12,7 +12,8 @@ DpCommRule DpCommRule::parse(std::string_view text) {
   auto bad = [&text] {
     return std::invalid_argument(fmt::format(
         "--dp-comms '{}': expected 'all' or 'size:K[,K...]' (the rank counts of the job's "
-        "data-parallel communicators, e.g. size:1 for a job launched with data-parallel size 1)",
+        "data-parallel communicators, e.g. size:2 for a job launched with data-parallel size 2 "
+        "inside other parallelism; docs/scale.md)",
         text));
   };
   if (text == "all") return DpCommRule{};

@@ -44,7 +44,7 @@ void add_simulation_options(CLI::App* cmd, RunOptions& o) {
   cmd->add_option("--dp-comms", o.dp_comms,
                   "With --represent-dp: which of the job's NCCL communicators are "
                   "data-parallel: all (DDP/FSDP jobs), or size:K[,K...] (those with K ranks, "
-                  "e.g. size:1 for a job launched with data-parallel size 1)")
+                  "e.g. size:2 for a tensor-parallel job launched with data-parallel size 2)")
       ->capture_default_str();
   cmd->add_option("--cpu-time", o.cpu_time,
                   "How host time advances between calls: measured (process CPU time), model "
