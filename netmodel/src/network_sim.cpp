@@ -27,7 +27,7 @@ NetworkSimulator::NetworkSimulator(Topology topo) : topo_(std::move(topo)) {
 }
 
 TransferId NetworkSimulator::start(const CollectiveRequest& req, SimTime at) {
-  return start(plan_collective(topo_, req, transfers_.size()), at);
+  return start(plan_collective(topo_, req, next_transfer_), at);
 }
 
 TransferId NetworkSimulator::start(CollectivePlan plan, SimTime at) {
@@ -35,8 +35,8 @@ TransferId NetworkSimulator::start(CollectivePlan plan, SimTime at) {
     throw std::invalid_argument(fmt::format("transfer starts at {} ps, before the current {} ps",
                                             at.as_ps(), now_.as_ps()));
   if (at > now_) run_until(at);
-  const TransferId id = transfers_.size();
-  Transfer& t = transfers_.emplace_back();
+  const TransferId id = next_transfer_++;
+  Transfer& t = transfers_[id];
   t.info = TransferInfo{.op = plan.op,
                         .n_ranks = plan.n_ranks,
                         .algorithm = plan.algorithm,
@@ -128,8 +128,13 @@ void NetworkSimulator::finish_flow(FlowId id) {
   f.remaining = 0;
   f.live = false;
   solver_.remove_flow(id);
-  Transfer& t = transfers_[f.transfer];
+  Transfer& t = transfers_.at(f.transfer);
   if (--t.open_flows == 0) schedule_completion(f.transfer, now_ + t.plan.latency);
+}
+
+void NetworkSimulator::release(TransferId id) {
+  auto it = transfers_.find(id);
+  if (it != transfers_.end() && it->second.info.end) transfers_.erase(it);
 }
 
 void NetworkSimulator::schedule_completion(TransferId id, SimTime at) {
@@ -157,7 +162,7 @@ void NetworkSimulator::run_until(SimTime t) {
     while (!done_events_.empty() && done_events_.top().at <= now_) {
       const Event e = done_events_.top();
       done_events_.pop();
-      Transfer& tr = transfers_[e.id];
+      Transfer& tr = transfers_.at(e.id);
       tr.info.end = e.at;
       --active_transfers_;
       completed_.push_back({e.id, e.at});

@@ -423,6 +423,7 @@ void Collectives::finish(Matched& m, SimTime end) {
     args["busbw_GBps"] = info.busbw_gbs();
   }
   deliver_payloads(m);
+  for (const net::TransferId id : m.transfers) network_.release(id);
   stats_.by_kind[kind_name(op.kind)]++;
   stats_.bytes_by_kind[kind_name(op.kind)] += static_cast<double>(op.count * dtype_size(op.dtype));
   std::vector<Group*> groups;

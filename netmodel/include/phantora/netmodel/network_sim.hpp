@@ -12,6 +12,7 @@
 #include <optional>
 #include <queue>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "phantora/netmodel/collective.hpp"
@@ -81,8 +82,12 @@ class NetworkSimulator {
   // every change. Returns the transfers completed by t, in time order.
   std::vector<Completion> advance_to(SimTime t);
 
+  // A transfer's figures, until release(id). Throws std::out_of_range for an unknown id.
   const TransferInfo& transfer(TransferId id) const { return transfers_.at(id).info; }
   const CollectivePlan& plan(TransferId id) const { return transfers_.at(id).plan; }
+  // The caller is done with a completed transfer: forget it, so that memory holds what is in
+  // flight, not every transfer of the run (millions at 1,024 represented GPUs).
+  void release(TransferId id);
   size_t active_flows() const { return solver_.active_flows(); }
   size_t active_transfers() const { return active_transfers_; }
   NetworkCounters counters() const { return counters_; }
@@ -127,7 +132,8 @@ class NetworkSimulator {
   MaxMinSolver solver_;
   SimTime now_ = SimTime::zero();
   std::vector<Flow> flows_;  // indexed by solver FlowId
-  std::vector<Transfer> transfers_;
+  std::unordered_map<TransferId, Transfer> transfers_;
+  TransferId next_transfer_ = 0;
   size_t active_transfers_ = 0;
   NetworkCounters counters_;
   MinHeap flow_events_;
