@@ -13,16 +13,12 @@
 
 #include <fmt/format.h>
 
+#include "stop_signals.hpp"
+
 extern char** environ;
 
 namespace phantora::tools {
 namespace {
-
-volatile std::sig_atomic_t g_signal = 0;
-
-void on_signal(int sig) {
-  g_signal = sig;
-}
 
 std::vector<std::string> merged_environment(const std::map<std::string, std::string>& extra) {
   std::vector<std::string> env;
@@ -86,14 +82,7 @@ std::string describe(int status, int* code) {
 
 LaunchResult launch_and_wait(const std::vector<HostLaunch>& launches,
                              std::optional<std::chrono::seconds> timeout, const AbortCheck& abort) {
-  struct sigaction sa {};
-  sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  struct sigaction old_int {
-  }, old_term{};
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
-
+  const StopSignals stop;
   LaunchResult result;
   std::map<pid_t, int> running;  // pid -> host
   auto kill_all = [&](int sig) {
@@ -114,8 +103,6 @@ LaunchResult launch_and_wait(const std::vector<HostLaunch>& launches,
     close_output_fds();
     kill_all(SIGKILL);
     for (const auto& [pid, host] : running) waitpid(pid, nullptr, 0);
-    sigaction(SIGINT, &old_int, nullptr);
-    sigaction(SIGTERM, &old_term, nullptr);
     throw;
   }
 
@@ -142,7 +129,7 @@ LaunchResult launch_and_wait(const std::vector<HostLaunch>& launches,
       running.erase(it);
       continue;
     }
-    if (g_signal != 0 && !term_sent) {
+    if (stop.caught() && !term_sent) {
       result.interrupted = true;
       kill_all(SIGTERM);
       term_sent = std::chrono::steady_clock::now();
@@ -165,9 +152,6 @@ LaunchResult launch_and_wait(const std::vector<HostLaunch>& launches,
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGTERM, &old_term, nullptr);
-  g_signal = 0;
   return result;
 }
 

@@ -1,9 +1,6 @@
 #include "serve_command.hpp"
 
-#include <signal.h>
-
 #include <chrono>
-#include <csignal>
 #include <filesystem>
 #include <mutex>
 #include <optional>
@@ -17,15 +14,10 @@
 #include "run_outputs.hpp"
 #include "run_setup.hpp"
 #include "run_token.hpp"
+#include "stop_signals.hpp"
 
 namespace phantora::tools {
 namespace {
-
-volatile std::sig_atomic_t g_signal = 0;
-
-void on_signal(int sig) {
-  g_signal = sig;
-}
 
 // How long the job must have stayed finished before the run ends.
 constexpr std::chrono::milliseconds kSettle{1000};
@@ -65,14 +57,7 @@ int serve_command(const RunOptions& o) {
              run.cluster.hosts, run.cluster.gpus_per_host, run.gpu->device_name(),
              HostPort{listen.host, daemon.tcp_port()}.to_string(), token_from);
 
-  struct sigaction sa {};
-  sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  struct sigaction old_int {
-  }, old_term{};
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
-
+  std::optional<StopSignals> stop(std::in_place);
   const auto start = JobCompletion::Clock::now();
   sim::RunOutcome outcome;
   outcome.launcher = "serve";
@@ -81,7 +66,7 @@ int serve_command(const RunOptions& o) {
     const auto now = JobCompletion::Clock::now();
     std::lock_guard lock(mu);
     if (completion.done(now)) break;
-    if (g_signal != 0) {
+    if (stop->caught()) {
       outcome.status = "interrupted";
       outcome.exit_code = 130;
       outcome.message = fmt::format(
@@ -104,9 +89,7 @@ int serve_command(const RunOptions& o) {
       break;
     }
   }
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGTERM, &old_term, nullptr);
-  g_signal = 0;
+  stop.reset();  // a signal from here on ends phantora as usual
   {
     // Wall time of the job: from its first process to its last (waiting for the ranks to be
     // scheduled is not the simulation's slowness).

@@ -10,19 +10,19 @@
 #include <cstring>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "phantora/kernels/gpu_catalog.hpp"
 #include "phantora/simcore/report.hpp"
+#include "stop_signals.hpp"
 #include "sweep_plots.hpp"
 #include "sweep_results.hpp"
 
 namespace phantora::tools {
 namespace {
-
-volatile std::sig_atomic_t g_interrupted = 0;
 
 template <typename T>
 std::vector<T> parse_list(const std::string& text, const char* option) {
@@ -183,13 +183,7 @@ int SweepCommand::run() {
   fmt::print(stderr, "phantora sweep: {} point(s), {} at a time; outputs in {}\n", n,
              spec_.parallel, spec_.out.string());
 
-  struct sigaction sa {};
-  sa.sa_handler = [](int) { g_interrupted = 1; };
-  sigemptyset(&sa.sa_mask);
-  struct sigaction old_int {
-  }, old_term{};
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
+  std::optional<StopSignals> stop(std::in_place);
 
   std::vector<PointResult> results(n);
   std::vector<bool> done(n, false);
@@ -200,7 +194,7 @@ int SweepCommand::run() {
   std::map<pid_t, Running> running;
   size_t next = 0, finished = 0;
   while (finished < n) {
-    while (!g_interrupted && running.size() < static_cast<size_t>(spec_.parallel) && next < n) {
+    while (!stop->caught() && running.size() < static_cast<size_t>(spec_.parallel) && next < n) {
       const SweepPoint& p = spec_.points[next];
       const std::filesystem::path dir = points_dir / p.name;
       std::filesystem::create_directories(dir);
@@ -210,7 +204,7 @@ int SweepCommand::run() {
       fmt::print(stderr, "[{}/{}] {}: started ({} GPUs)\n", next + 1, n, p.name, p.gpus());
       ++next;
     }
-    if (g_interrupted && next < n) {
+    if (stop->caught() && next < n) {
       for (size_t i = next; i < n; ++i) {
         results[i].point = spec_.points[i];
         results[i].reason = "not run: the sweep was interrupted";
@@ -240,8 +234,8 @@ int SweepCommand::run() {
     ++finished;
     fmt::print(stderr, "[{}/{}] {}: {}\n", i + 1, n, spec_.points[i].name, describe(results[i]));
   }
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGTERM, &old_term, nullptr);
+  const bool interrupted = stop->caught();
+  stop.reset();  // a signal from here on ends phantora as usual
 
   compute_efficiency(results);
   write_csv(results, spec_.items_name, spec_.out / "summary.csv");
@@ -262,7 +256,7 @@ int SweepCommand::run() {
              png ? fmt::format(", {}/{{step_time,throughput_per_gpu,scaling_efficiency}}.png",
                                spec_.out.string())
                  : "; no PNG plots: " + why);
-  if (g_interrupted) return 130;
+  if (interrupted) return 130;
   for (const PointResult& r : results) {
     if (r.status != "ok") return 1;
   }
