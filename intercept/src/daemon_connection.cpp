@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -16,6 +15,7 @@
 #include <cstring>
 
 #include "phantora/host_port.hpp"
+#include "phantora/tcp_options.hpp"
 #include "runtime.hpp"
 
 namespace phantora::shim {
@@ -87,15 +87,9 @@ int try_connect(const addrinfo* ai, int wait_ms, std::string& error) {
     ::close(fd);
     return -1;
   }
-  // Blocking again (the shim's reads and writes expect it); replies are small and awaited, so
-  // no Nagle delay; keepalive notices a daemon machine that vanished.
+  // Blocking again (the shim's reads and writes expect it).
   fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-  const int one = 1, idle_s = 10, interval_s = 5, probes = 3;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
-  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle_s, sizeof(idle_s));
-  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval_s, sizeof(interval_s));
-  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof(probes));
+  set_rank_tcp_options(fd);
   return fd;
 }
 

@@ -2,7 +2,6 @@
 
 #include <netdb.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -10,11 +9,13 @@
 #include <vector>
 
 #include <fmt/format.h>
+
 #include <spdlog/spdlog.h>
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
+#include "phantora/tcp_options.hpp"
 
 namespace phantora::sim {
 
@@ -38,19 +39,6 @@ std::string peer_name(stream_protocol::socket& socket) {
   }
   return addr.ss_family == AF_INET6 ? fmt::format("[{}]:{}", host, port)
                                     : fmt::format("{}:{}", host, port);
-}
-
-// Request/response latency matters more than throughput (a blocked rank waits for each reply),
-// and a rank whose machine vanished must not hold the run forever: keepalive probes find a
-// silent peer in about 10 + 3 x 5 s.
-void tune_tcp(stream_protocol::socket& socket) {
-  const int fd = socket.native_handle();
-  const int one = 1, idle_s = 10, interval_s = 5, probes = 3;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
-  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle_s, sizeof(idle_s));
-  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval_s, sizeof(interval_s));
-  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof(probes));
 }
 
 }  // namespace
@@ -319,7 +307,7 @@ void Server::accept() {
       return;
     }
     if (tcp_) {
-      tune_tcp(socket);
+      set_rank_tcp_options(socket.native_handle());
     } else {
       // On the Unix socket only processes of the user who started the run may join it (the
       // token is checked next).
