@@ -48,12 +48,22 @@ def check(cond, message):
         failures.append(message)
 
 
-for i, parallel in enumerate(["ddp", "fsdp"]):
-    live_ms, live = run(f"{parallel}_live_2x2", 2, [], parallel, 2 * i)
-    rep_ms, rep = run(f"{parallel}_rep_1x2_of_2", 1, ["--represent-dp", "2"], parallel, 2 * i + 1)
+def compare(label, name, hosts, parallel, port_offset, rep_flags, gpus=2, job_args=()):
+    """The job on `hosts` hosts, then on 1 host standing for `hosts` (--represent-dp plus
+    `rep_flags`); checks the step times agree within TOLERANCE and returns both reports."""
+    live_ms, live = run(f"{name}_live_{hosts}x{gpus}", hosts, [], parallel, port_offset, gpus,
+                        job_args)
+    rep_ms, rep = run(f"{name}_rep_1x{gpus}_of_{hosts}", 1,
+                      ["--represent-dp", str(hosts), *rep_flags], parallel, port_offset + 1, gpus,
+                      job_args)
     off = (rep_ms - live_ms) / live_ms
     check(abs(off) <= TOLERANCE,
-          f"{parallel}: represented step {rep_ms} ms vs live {live_ms} ms ({off * 100:+.2f} %)")
+          f"{label}: represented step {rep_ms} ms vs live {live_ms} ms ({off * 100:+.2f} %)")
+    return live, rep
+
+
+for i, parallel in enumerate(["ddp", "fsdp"]):
+    live, rep = compare(parallel, parallel, 2, parallel, 2 * i, [])
     cl = rep["cluster"]
     check(cl["hosts"] == 1 and cl.get("represented", {}).get("hosts") == 2 and
           cl["represented"]["gpus"] == 4, f"{parallel}: report describes 1 live of 2 hosts ({cl})")
@@ -63,12 +73,8 @@ for i, parallel in enumerate(["ddp", "fsdp"]):
 
 # 2-D: FSDP2 x tensor parallel 4. Live: 2 hosts x 8 (DP 4); represented: 1 host x 8 (DP 2,
 # its data-parallel communicators the 2-rank ones) standing for 2.
-live_ms, live = run("fsdp_tp4_live_2x8", 2, [], "fsdp", 4, gpus=8, job_args=["--tp", "4"])
-rep_ms, rep = run("fsdp_tp4_rep_1x8_of_2", 1, ["--represent-dp", "2", "--dp-comms", "size:2"],
-                  "fsdp", 5, gpus=8, job_args=["--tp", "4"])
-off = (rep_ms - live_ms) / live_ms
-check(abs(off) <= TOLERANCE,
-      f"fsdp x tp4: represented step {rep_ms} ms vs live {live_ms} ms ({off * 100:+.2f} %)")
+live, rep = compare("fsdp x tp4", "fsdp_tp4", 2, "fsdp", 4, ["--dp-comms", "size:2"], gpus=8,
+                    job_args=["--tp", "4"])
 ops = rep["communication"]["operations"]
 check(ops.get("ncclReduceScatter", {}).get("count", 0) > 0,
       f"fsdp x tp4: the data-parallel reduce-scatters ran ({ops.get('ncclReduceScatter')})")
@@ -77,12 +83,8 @@ check(ops.get("ncclReduceScatter", {}).get("count", 0) > 0,
 # (DP 2) standing for 2. The pipeline's own 2-rank communicator matches size:2 as well; it
 # carries only point-to-point traffic (copied per replica whatever the rule) and the gradient
 # norm's one-element all-reduce.
-live_ms, live = run("fsdp_pp2_live_2x4", 2, [], "fsdp", 6, gpus=4, job_args=["--pp", "2"])
-rep_ms, rep = run("fsdp_pp2_rep_1x4_of_2", 1, ["--represent-dp", "2", "--dp-comms", "size:2"],
-                  "fsdp", 7, gpus=4, job_args=["--pp", "2"])
-off = (rep_ms - live_ms) / live_ms
-check(abs(off) <= TOLERANCE,
-      f"fsdp x pp2: represented step {rep_ms} ms vs live {live_ms} ms ({off * 100:+.2f} %)")
+live, rep = compare("fsdp x pp2", "fsdp_pp2", 2, "fsdp", 6, ["--dp-comms", "size:2"], gpus=4,
+                    job_args=["--pp", "2"])
 check(rep["communication"]["operations"].get("ncclSend", {}).get("count", 0) > 0,
       "fsdp x pp2: the pipeline's sends ran")
 
