@@ -56,6 +56,13 @@ from megatron.core.transformer.transformer_block import (  # noqa: E402
 )
 from megatron.core.transformer.transformer_config import TransformerConfig  # noqa: E402
 from megatron.core.utils import get_batch_on_this_cp_rank  # noqa: E402
+import megatron.core.transformer.moe.moe_utils as moe_utils  # noqa: E402
+
+# megatron-core 0.16.0/0.16.1 bug, real hardware too: without Transformer Engine the router's
+# gating GEMM reads `te_general_gemm`, which moe_utils.py defines only when TE imports
+# (NameError). None is the value its own check (`te_general_gemm is not None`) expects.
+if not hasattr(moe_utils, "te_general_gemm"):
+    moe_utils.te_general_gemm = None
 
 # name: layers, hidden, heads, query groups, ffn, vocab, seq, experts, top-k
 MODELS = {
@@ -183,7 +190,6 @@ def transformer_config(args, m, dp):
     if m.get("experts"):
         moe = dict(
             num_moe_experts=m["experts"], moe_router_topk=m["topk"],
-            moe_token_dispatcher_type=args.moe_dispatcher,
             moe_router_load_balancing_type="aux_loss", moe_aux_loss_coeff=1e-2,
             moe_grouped_gemm=args.grouped_gemm,
             moe_use_legacy_grouped_gemm=args.grouped_gemm,
@@ -220,6 +226,8 @@ def transformer_config(args, m, dp):
         context_parallel_size=args.cp,
         expert_model_parallel_size=args.ep,
         variable_seq_lengths=args.variable_seq_lengths,
+        # Checked even without experts (allgather refuses variable sequence lengths).
+        moe_token_dispatcher_type=args.moe_dispatcher,
         # Fusions that need Apex / Transformer Engine / torch.compile: PyTorch paths instead.
         bias_activation_fusion=False,
         bias_dropout_fusion=False,
