@@ -29,6 +29,7 @@ from functools import partial
 
 import torch
 import torch.nn.functional as F
+from torch.nn.attention.bias import causal_lower_right
 
 import megatron.core.jit
 
@@ -178,7 +179,7 @@ class SDPAttention(MegatronModule):
         for local, global_chunk in ((0, r), (1, 2 * cp - 1 - r)):
             qc = q[:, :, local * chunk:(local + 1) * chunk]
             end = (global_chunk + 1) * chunk  # keys up to the end of this query chunk
-            mask = torch.nn.attention.bias.causal_lower_right(chunk, end)
+            mask = causal_lower_right(chunk, end)
             outs.append(F.scaled_dot_product_attention(
                 qc, k[:, :, :end], v[:, :, :end], attn_mask=mask, enable_gqa=True))
         return torch.cat(outs, dim=2)
