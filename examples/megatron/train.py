@@ -313,15 +313,17 @@ def forward_step(data_iterator, model):
     loss_mask = batch["loss_mask"]
 
     def loss_func(output_tensor):
+        # Mean over this rank's tokens. Context-parallel ranks hold equal shares of the
+        # sequence, and DDP averages gradients over the data- x context-parallel group, as
+        # Megatron-LM does; only the reported value is averaged across CP.
         losses = output_tensor.float().view(-1)
         mask = loss_mask.reshape(-1)
-        loss = torch.sum(losses * mask)
-        tokens = mask.sum()
+        loss = torch.sum(losses * mask) / mask.sum()
+        report = loss.detach().clone()
         if mpu.get_context_parallel_world_size() > 1:
-            both = torch.stack([loss, tokens])
-            torch.distributed.all_reduce(both, group=mpu.get_context_parallel_group())
-            loss, tokens = both[0], both[1]
-        return loss / tokens, {"lm loss": (loss / tokens).detach()}
+            torch.distributed.all_reduce(report, group=mpu.get_context_parallel_group())
+            report /= mpu.get_context_parallel_world_size()
+        return loss, {"lm loss": report}
 
     return output, loss_func
 
@@ -399,8 +401,8 @@ def main():
         losses = forward_backward(
             forward_step_func=forward_step, data_iterator=data,
             model=model if len(model) > 1 else model[0], num_microbatches=microbatches,
-            seq_length=seq // args.cp, micro_batch_size=args.micro_batch_size,
-            decoder_seq_length=seq // args.cp, forward_only=False)
+            seq_length=seq, micro_batch_size=args.micro_batch_size,  # schedules divide by cp
+            decoder_seq_length=seq, forward_only=False)
         update_ok, grad_norm, _ = optimizer.step()
         torch.cuda.synchronize()
         elapsed = time.perf_counter() - start
