@@ -348,6 +348,8 @@ def main():
 
     config = transformer_config(args, m, dp)
     chunks = build_model(args, m, config)
+    for chunk in chunks:  # as Megatron-LM's get_model: modules built on the host move over
+        chunk.cuda(torch.cuda.current_device())
     ddp_config = DistributedDataParallelConfig(
         grad_reduce_in_fp32=True, overlap_grad_reduce=args.overlap_grad_reduce,
         overlap_param_gather=args.overlap_param_gather,
