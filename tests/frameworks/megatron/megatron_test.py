@@ -54,6 +54,13 @@ def communicators(r):
     return list(comms.values())
 
 
+def gemm_count(r, prefix):
+    """GEMM spans in trace.json whose name (`gemm:m=..,n=..,k=..,...`) starts with prefix."""
+    trace = json.load(open(os.path.join(r.out_dir, "trace.json"), encoding="utf-8"))
+    events = trace["traceEvents"] if isinstance(trace, dict) else trace
+    return sum(1 for e in events if e.get("ph") == "X" and e.get("name", "").startswith(prefix))
+
+
 def groups(comms, gpu_sets):
     """The communicators whose members are exactly each of gpu_sets (one each)."""
     found = []
@@ -177,6 +184,13 @@ def case_moe_ep(phantora, python, out_root):
     dp = [c for c in comms if c.gpus == {0, 1, 2, 3} and c.ops("ncclReduceScatter")]
     check(len(dp) >= 1 and sum(c.ops("ncclReduceScatter") for c in dp) >= STEPS,
           "the distributed optimizer reduce-scatters gradients over the 4-GPU DP group")
+    # The balanced split reaches the experts: capacity = ceil(512 tokens x top-2 / 8 experts x
+    # 1.0) = 128 tokens from each of the 4 EP ranks, so each local expert's FC1 (gated: 2 x ffn
+    # 512 = 1024 outputs, hidden 256 inputs) multiplies 4 x 128 = 512 tokens: cuBLAS shape
+    # m=1024, n=512, k=256, once per expert (2 per GPU), layer and microbatch, on 4 GPUs.
+    fc1 = gemm_count(r, "gemm:m=1024,n=512,k=256,")
+    want = 4 * 2 * LAYERS * mb * STEPS
+    check(fc1 == want, f"expert FC1 GEMMs over 512 tokens: {fc1}, {want} expected")
     lines = re.findall(r"skipped (\d)", r.log)
     check(lines and all(k == "0" for k in lines), "no iteration skipped")
 
