@@ -22,10 +22,8 @@ what we need without Apex or Transformer Engine:
 Per iteration the last rank prints Megatron-LM's line `elapsed time per iteration (ms): X`.
 """
 import argparse
-import math
 import os
 import time
-from functools import partial
 
 import torch
 import torch.nn.functional as F
@@ -33,8 +31,10 @@ from torch.nn.attention.bias import causal_lower_right
 
 import megatron.core.jit
 
-# Megatron decorates its fused helpers with torch.compile at import time (megatron/core/jit.py);
-# the flags below keep the unfused paths, and this keeps any remaining one eager.
+# Megatron decorates some helpers with `jit_fuser` (torch.compile) when their module is imported
+# (megatron/core/jit.py). This makes it a no-op for the modules imported from here on (the
+# experts' GLU, attention, activations); those megatron.core's own import already loaded
+# (fusions, router expert bias, flex dispatcher) are not called with the flags set below.
 megatron.core.jit.disable_jit_fuser()
 
 from megatron.core import parallel_state as mpu  # noqa: E402
@@ -185,7 +185,7 @@ class SDPAttention(MegatronModule):
         return torch.cat(outs, dim=2)
 
 
-def transformer_config(args, m, dp):
+def transformer_config(args, m):
     dtype = torch.float16 if args.fp16 else torch.bfloat16
     moe = {}
     if m.get("experts"):
@@ -346,7 +346,7 @@ def main():
     microbatches = gbs // (args.micro_batch_size * dp)
     assert microbatches * args.micro_batch_size * dp == gbs, "global batch not divisible"
 
-    config = transformer_config(args, m, dp)
+    config = transformer_config(args, m)
     chunks = build_model(args, m, config)
     for chunk in chunks:  # as Megatron-LM's get_model: modules built on the host move over
         chunk.cuda(torch.cuda.current_device())
