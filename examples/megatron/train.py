@@ -116,8 +116,6 @@ def parse_args():
                         "exactly capacity tokens: a balanced split that needs no routing values")
     p.add_argument("--moe-dropless", action="store_true",
                    help="no capacity, no padding: split sizes come from the router's output")
-    p.add_argument("--grouped-gemm", action="store_true",
-                   help="Megatron's legacy GroupedMLP (torch grouped GEMM) for the experts")
     return p.parse_args()
 
 
@@ -192,8 +190,6 @@ def transformer_config(args, m):
         moe = dict(
             num_moe_experts=m["experts"], moe_router_topk=m["topk"],
             moe_router_load_balancing_type="aux_loss", moe_aux_loss_coeff=1e-2,
-            moe_grouped_gemm=args.grouped_gemm,
-            moe_use_legacy_grouped_gemm=args.grouped_gemm,
             moe_permute_fusion=False,
         )
         if not args.moe_dropless:
@@ -244,10 +240,9 @@ def transformer_config(args, m):
 
 
 def build_model(args, m, config):
-    spec = get_gpt_layer_local_spec(num_experts=m.get("experts"),
-                                    moe_grouped_gemm=args.grouped_gemm,
-                                    moe_use_legacy_grouped_gemm=args.grouped_gemm,
-                                    normalization="RMSNorm")
+    # Experts: SequentialMLP, one GEMM per local expert (grouped GEMM needs Transformer Engine
+    # or the compiled grouped_gemm extension).
+    spec = get_gpt_layer_local_spec(num_experts=m.get("experts"), normalization="RMSNorm")
     spec.submodules.input_layernorm = Norm
     spec.submodules.pre_mlp_layernorm = Norm
     spec.submodules.self_attention.submodules.core_attention = SDPAttention
