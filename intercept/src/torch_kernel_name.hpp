@@ -15,6 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include "torch_multi_tensor.hpp"
+
 namespace phantora::shim {
 
 enum class TorchFamily : uint8_t {
@@ -36,6 +38,9 @@ enum class TorchFamily : uint8_t {
   // PyTorch's FlashAttention-2 (pytorch_flash::*): shapes from the grid (query or key blocks,
   // batch, heads) and the kernel traits in the name (head dim, block sizes, causal).
   kFlashAttention,
+  // multi_tensor_apply_kernel<Metadata, Functor, ...>(Metadata, Functor, ...): _foreach_* ops
+  // and fused optimizers over lists of tensors (torch_multi_tensor.hpp).
+  kMultiTensor,
 };
 
 enum class FlashKernel : uint8_t {
@@ -79,7 +84,8 @@ struct TorchKernel {
   bool cat_contiguous = false;  // the _contig variants: inputs are contiguous
   bool cat_vectorized = false;  // CatArrayBatchedCopy_vectorized: priced, not computed
   // kIndexed: which parameters hold (count, size, width) and their byte widths (-1: none);
-  // functor is "gather" or "embedding_bag".
+  // functor is "gather", "embedding_bag", "split_copy", "chunk_cat", "gamma_beta" or
+  // "embedding_grad".
   std::array<int, 3> size_args{-1, -1, -1};
   std::array<int, 3> size_arg_bytes{0, 0, 0};
   int index_bytes = 0;
@@ -90,6 +96,10 @@ struct TorchKernel {
   bool flash_causal = false;
   int flash_elem_bytes = 2;
   bool flash_bf16 = true;
+  // kMultiTensor: the metadata and lists the functor touches, and the array sizes of the
+  // PyTorch build (set by the shim for the process: registry.cpp).
+  MultiTensorKernel multi_tensor;
+  MultiTensorLimits multi_tensor_limits;
   // Row-wise kernels: which argument holds the row length (-1: none) and its width in bytes.
   int row_length_arg = -1;
   int row_length_bytes = 0;
