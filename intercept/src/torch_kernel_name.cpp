@@ -200,7 +200,18 @@ int ops_size(std::string_view ops) {
     // (they are written as [] or [=] with nothing used from the scope).
     return 1;
   }
-  if (ops.find("at::native::MaxOps<") == 0 || ops.find("at::native::MinOps<") == 0) return 1;
+  // SharedReduceOps.h's stateless ops structs: empty, so one byte.
+  for (const std::string_view empty :
+       {"at::native::MaxOps<", "at::native::MinOps<", "at::native::NormTwoOps<",
+        "at::native::NormOneOps<", "at::native::NormZeroOps<", "at::native::AbsMaxOps<",
+        "at::native::AbsMinOps<", "at::native::NanSumOps<"}) {
+    if (ops.find(empty) == 0) return 1;
+  }
+  if (ops.find("at::native::NormOps<") == 0) {
+    // NormOps<scalar_t, acc_t = scalar_t, ...> holds the order p as acc_t norm_.
+    const std::vector<std::string_view> a = template_args(ops);
+    if (!a.empty()) return scalar_bytes(a.size() >= 2 ? a[1] : a[0]);
+  }
   if (ops.find("at::native::MeanOps<") == 0) {
     const std::vector<std::string_view> a = template_args(ops);
     if (a.size() >= 3) return scalar_bytes(a[2]);

@@ -579,3 +579,28 @@ TEST(TorchKernelArgs, EmbeddingGradientRowsFromNumelAndStride) {
   EXPECT_EQ(w->bytes_read, 8192u * (768 * 2 + 8));
   EXPECT_EQ(w->bytes_written, 8192u * 768 * 4);
 }
+
+TEST(TorchKernelArgs, NormReductionsHaveTheirOpsSize) {
+  // clip_grad_norm_'s total norm: NormTwoOps is stateless (one byte, like the EmptyOps of the
+  // ReduceOp built here), so its ReduceOp decodes at the same offsets as a sum's.
+  const TorchKernel norm = classify(
+      "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, "
+      "at::native::NormTwoOps<float, float, float, true>, unsigned int, float, 4, 4> "
+      ">(at::native::ReduceOp<float, at::native::NormTwoOps<float, float, float, true>, unsigned "
+      "int, float, 4, 4>)");
+  ASSERT_EQ(norm.family, TorchFamily::kReduce);
+  EXPECT_EQ(norm.ops_bytes, 1);
+  auto op = full_reduction<float>(0.0f, kBase, kBase + 512, 96, 4);
+  void* args[] = {&op};
+  const auto w = launch_work(norm, args, {1, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->bytes_read, 96u * 4);
+  // NormOps carries the order p as its accumulator type.
+  EXPECT_EQ(classify("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<c10::BFloat16, "
+                     "at::native::NormOps<c10::BFloat16, float, float, true>, unsigned int, "
+                     "float, 4, 4> >(at::native::ReduceOp<c10::BFloat16, "
+                     "at::native::NormOps<c10::BFloat16, float, float, true>, unsigned int, "
+                     "float, 4, 4>)")
+                .ops_bytes,
+            4);
+}
