@@ -263,6 +263,37 @@ def main():
         harness.check(bool(comms) and all(h == set(range(hosts)) for h in comms.values()),
                       "PP point-to-point communicators join the two hosts (one stage per host)")
 
+    # --- the report's communicators (report.json communication.communicators) ---------------
+    # The same layout seen from the report, over the whole run: which GPUs each group joins.
+    comms = r.communicators() if r.report else []
+    harness.check(bool(comms), f"the report lists {len(comms)} communicators")
+    host = lambda g: g // gpus  # noqa: E731
+    by_kind = defaultdict(list)
+    for c in comms:
+        for kind in c["operations"]:
+            by_kind[kind].append(c)
+    # TorchTitan's mesh is (pp, dp, tp), TP innermost: FSDP groups join the hosts, except under
+    # PP, where each stage (a host here) holds a whole FSDP group.
+    fsdp_span = 1 if pp > 1 else hosts
+    fsdp_comms = [c for c in by_kind["ncclReduceScatter"] if c["ranks"] == dp
+                  and len({host(g) for g in c["gpus"]}) == fsdp_span]
+    harness.check(len(fsdp_comms) == groups,
+                  f"{len(fsdp_comms)} FSDP communicators of {dp} GPUs on {fsdp_span} host(s) "
+                  f"with reduce-scatters (one per stage and TP rank: {groups}): "
+                  f"{[c['gpus'] for c in fsdp_comms]}")
+    if tp > 1:
+        tp_comms_r = [c for c in comms if c["ranks"] == tp and len({host(g) for g in c["gpus"]})
+                      == 1 and "ncclAllGather" in c["operations"]]
+        harness.check({host(c["gpus"][0]) for c in tp_comms_r} == set(range(hosts)),
+                      f"TP all-gathers on intra-host communicators on every host: "
+                      f"{[c['gpus'] for c in tp_comms_r]}")
+    if pp > 1:
+        pp_comms = by_kind["ncclSend"]
+        harness.check(len(pp_comms) == dp and all(
+            sorted(host(g) for g in c["gpus"]) == list(range(hosts)) for c in pp_comms),
+            f"one send/recv communicator per pipeline, joining stage 0's host and stage 1's: "
+            f"{[c['gpus'] for c in pp_comms]}")
+
     # --- step times --------------------------------------------------------------------------
     non_dp = tp * pp
     tokens = LOCAL_BATCH * SEQ
