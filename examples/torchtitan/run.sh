@@ -37,7 +37,8 @@ steps=${STEPS:-4}
 common=(--hf-assets-path "$assets/tokenizer" --dataloader.dataset c4_test
         --dataloader.dataset-path "$assets/c4_test" --training.steps "$steps"
         --checkpoint.no-enable --profiler.no-enable-profiling --metrics.no-enable-tensorboard
-        --metrics.disable-color-printing --training.disable-cuda-graphs --dump-folder "$out/dump")
+        --metrics.log-freq 1 --metrics.disable-color-printing --training.disable-cuda-graphs
+        --dump-folder "$out/dump")
 case $preset in
   debug-fsdp)    hosts=2 gpus=2 gpu=h100 config=llama3_debugmodel
                  opts=(activation-checkpoint:none) ;;
