@@ -9,7 +9,6 @@
 #   debug-fsdp      debug model, FSDP2 over 2 hosts x 2 H100, FlexAttention (Triton)
 #   debug-fsdp-tp   debug model, FSDP2 2 x TP 2 (sequence parallel), 2 hosts x 2 H100
 #   debug-pp        debug model, PP 2 (1F1B, 8 microbatches) x FSDP2 2, full AC, 2 x 2 H100
-#   debug-varlen    debug model, FSDP2, varlen attention (no Triton), 2 hosts x 2 A100
 #   llama3-8b       Llama 3 8B, FSDP2, local batch 2 x 8192, selective AC, 1 host x 8 H100
 #   llama3-70b      Llama 3 70B, TP 8 x FSDP2 2, local batch 8 x 8192, full AC, 2 hosts x 8 H100
 #
@@ -48,8 +47,6 @@ case $preset in
                  opts=(--parallelism.pipeline-parallel-degree 2
                        --parallelism.pipeline-parallel-schedule 1F1B
                        --parallelism.pipeline-parallel-microbatch-size 1 activation-checkpoint:full) ;;
-  debug-varlen)  hosts=2 gpus=2 gpu=a100-80gb config=llama3_debugmodel_varlen_attn
-                 opts=(activation-checkpoint:none) ;;
   llama3-8b)     hosts=1 gpus=8 gpu=h100 config=llama3_8b
                  opts=(--training.local-batch-size 2 activation-checkpoint:selective) ;;
   llama3-70b)    hosts=2 gpus=8 gpu=h100 config=llama3_70b
