@@ -14,7 +14,8 @@
 #
 # Environment: PHANTORA (default build/tools/phantora), OUT (default runs/torchtitan-PRESET),
 # PORT (rendezvous, default 29940), STEPS (default 4), PHANTORA_ARGS (more `phantora run`
-# options, e.g. "--represent-dp 16"), TORCHTITAN_VENV (default ~/.cache/phantora/torchtitan-venv,
+# options, e.g. "--represent-dp 16"), AC (the activation-checkpointing sub-command, which
+# TorchTitan's parser wants last: none, selective, full), TORCHTITAN_VENV (default ~/.cache/phantora/torchtitan-venv,
 # made by scripts/setup-frameworks.sh torchtitan), ASSETS (tokenizer and dataset, default
 # ~/.cache/phantora/torchtitan-assets, made here by make_assets.py on first use).
 set -euo pipefail
@@ -39,18 +40,18 @@ common=(--hf-assets-path "$assets/tokenizer" --dataloader.dataset c4_test
         --metrics.log-freq 1 --metrics.disable-color-printing --training.disable-cuda-graphs
         --dump-folder "$out/dump")
 case $preset in
-  debug-fsdp)    hosts=2 gpus=2 gpu=h100 config=llama3_debugmodel
-                 opts=(activation-checkpoint:none) ;;
-  debug-fsdp-tp) hosts=2 gpus=2 gpu=h100 config=llama3_debugmodel
-                 opts=(--parallelism.tensor-parallel-degree 2 activation-checkpoint:none) ;;
-  debug-pp)      hosts=2 gpus=2 gpu=h100 config=llama3_debugmodel
+  debug-fsdp)    hosts=2 gpus=2 gpu=h100 config=llama3_debugmodel ac=none
+                 opts=() ;;
+  debug-fsdp-tp) hosts=2 gpus=2 gpu=h100 config=llama3_debugmodel ac=none
+                 opts=(--parallelism.tensor-parallel-degree 2) ;;
+  debug-pp)      hosts=2 gpus=2 gpu=h100 config=llama3_debugmodel ac=full
                  opts=(--parallelism.pipeline-parallel-degree 2
                        --parallelism.pipeline-parallel-schedule 1F1B
-                       --parallelism.pipeline-parallel-microbatch-size 1 activation-checkpoint:full) ;;
-  llama3-8b)     hosts=1 gpus=8 gpu=h100 config=llama3_8b
-                 opts=(--training.local-batch-size 2 activation-checkpoint:selective) ;;
-  llama3-70b)    hosts=2 gpus=8 gpu=h100 config=llama3_70b
-                 opts=(--parallelism.tensor-parallel-degree 8 activation-checkpoint:full) ;;
+                       --parallelism.pipeline-parallel-microbatch-size 1) ;;
+  llama3-8b)     hosts=1 gpus=8 gpu=h100 config=llama3_8b ac=selective
+                 opts=(--training.local-batch-size 2) ;;
+  llama3-70b)    hosts=2 gpus=8 gpu=h100 config=llama3_70b ac=full
+                 opts=(--parallelism.tensor-parallel-degree 8) ;;
   *) echo "run.sh: unknown preset '$preset' (see the header of $0)" >&2; exit 2 ;;
 esac
 
@@ -63,4 +64,5 @@ exec "$phantora" run --hosts "$hosts" --gpus-per-host "$gpus" --gpu "$gpu" --cpu
   --out "$out" ${PHANTORA_ARGS:-} -- \
   "$python" -m torch.distributed.run --nnodes "$hosts" --nproc-per-node "$gpus" \
   --rdzv-backend c10d --rdzv-endpoint "localhost:$port" \
-  -m torchtitan.train --module llama3 --config "$config" "${common[@]}" "${opts[@]}" "$@"
+  -m torchtitan.train --module llama3 --config "$config" "${common[@]}" "${opts[@]}" "$@" \
+  "activation-checkpoint:${AC:-$ac}"
