@@ -19,7 +19,9 @@ torch_site=$("$torch_venv/bin/python" -c 'import sysconfig; print(sysconfig.get_
 
 frameworks=("$@")
 if [ ${#frameworks[@]} -eq 0 ]; then
+  shopt -s nullglob
   for req in examples/*/requirements.txt; do frameworks+=("$(basename "$(dirname "$req")")"); done
+  shopt -u nullglob
 fi
 
 for fw in "${frameworks[@]}"; do

@@ -5,8 +5,10 @@
 # and the fuzzer smoke tests) on the normal build. Ends with ctest's summary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# The PyTorch environment first: the PyTorch tests register themselves when it exists.
+# The PyTorch environment first, then the training frameworks' (layered on it): the PyTorch
+# and framework tests register themselves when their environments exist.
 scripts/setup-torch.sh
+scripts/setup-frameworks.sh
 scripts/setup.sh
 export PATH=/usr/local/cuda/bin:$PATH
 # As root (CI), the real-Slurm test must run, not skip (tests/cluster/slurm_check.py).

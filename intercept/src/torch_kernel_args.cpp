@@ -270,6 +270,43 @@ std::optional<LaunchWork> launch_work(const TorchKernel& k, const DecodedArgs& d
       };
       const int64_t count = arg(0), size = arg(1);
       if (count < 0 || size < 0) return std::nullopt;
+      if (k.functor == "split_copy") {
+        // num_chunks (size) rows of src_stride (count) bytes, every split of a row copied out:
+        // exact for FSDP2's all-gather copy-out, an upper bound for a copy of fewer splits.
+        w.op = "cat";
+        w.bytes_read = w.bytes_written = static_cast<uint64_t>(count) * static_cast<uint64_t>(size);
+        return w;
+      }
+      if (k.functor == "embedding_grad") {
+        // numel (count) gradient rows of stride (size) elements read with their indices; one
+        // fp32 partial sum per segment of equal indices written, at most one per row (the
+        // bound is taken: the number of segments lives on the device).
+        const auto rows = static_cast<uint64_t>(count), width = static_cast<uint64_t>(size);
+        w.op = "reduce";
+        w.bytes_read = rows * (width * static_cast<uint64_t>(k.in_bytes) +
+                               static_cast<uint64_t>(k.index_bytes));
+        w.bytes_written = rows * width * 4;
+        return w;
+      }
+      if (k.functor == "gamma_beta") {
+        // dY and X (M x N) and the rows' mean and rstd read; dgamma and dbeta (N) written.
+        const auto m = static_cast<uint64_t>(count), n = static_cast<uint64_t>(size);
+        w.op = "reduce";
+        w.bytes_read = 2 * m * n * static_cast<uint64_t>(k.in_bytes) +
+                       2 * m * static_cast<uint64_t>(k.accumulator.bytes);
+        w.bytes_written = 2 * n * static_cast<uint64_t>(k.out_bytes);
+        return w;
+      }
+      if (k.functor == "chunk_cat") {
+        // grid z slices of slice_size (count) output bytes, chunks of chunk_size (size) each;
+        // the source is dst_to_src_ratio times narrower (bf16 gradients into fp32).
+        const int64_t ratio = arg(2);
+        if (size == 0 || count < size || ratio < 1 || ratio > 8) return std::nullopt;
+        w.op = "cat";
+        w.bytes_written = uint64_t{grid[2]} * static_cast<uint64_t>(count);
+        w.bytes_read = w.bytes_written / static_cast<uint64_t>(ratio);
+        return w;
+      }
       const auto idx = static_cast<uint64_t>(k.index_bytes);
       if (k.functor == "gather") {
         // num_ind slices of slice_size bytes each, and the indices.

@@ -200,7 +200,18 @@ int ops_size(std::string_view ops) {
     // (they are written as [] or [=] with nothing used from the scope).
     return 1;
   }
-  if (ops.find("at::native::MaxOps<") == 0 || ops.find("at::native::MinOps<") == 0) return 1;
+  // SharedReduceOps.h's stateless ops structs: empty, so one byte.
+  for (const std::string_view empty :
+       {"at::native::MaxOps<", "at::native::MinOps<", "at::native::NormTwoOps<",
+        "at::native::NormOneOps<", "at::native::NormZeroOps<", "at::native::AbsMaxOps<",
+        "at::native::AbsMinOps<", "at::native::NanSumOps<"}) {
+    if (ops.find(empty) == 0) return 1;
+  }
+  if (ops.find("at::native::NormOps<") == 0) {
+    // NormOps<scalar_t, acc_t = scalar_t, ...> holds the order p as acc_t norm_.
+    const std::vector<std::string_view> a = template_args(ops);
+    if (!a.empty()) return scalar_bytes(a.size() >= 2 ? a[1] : a[0]);
+  }
   if (ops.find("at::native::MeanOps<") == 0) {
     const std::vector<std::string_view> a = template_args(ops);
     if (a.size() >= 3) return scalar_bytes(a[2]);
@@ -270,19 +281,54 @@ std::vector<std::string_view> parameter_types(std::string_view d) {
 //       int64_t slice_size /* bytes */, ...)                       -- index_select, gather
 //   EmbeddingBag_updateOutputKernel_{sum_mean,max}<T, index_t>(input, offsets, weight, output,
 //       offset2bag, numIndices, numBags, featureSize, ...)
+// FSDP2's copy-in and copy-out (c10d's fsdp kernels, built into ATen as at::native::detail):
+//   split_with_sizes_copy_out_contiguous_no_cast_kernel(char** dst, char** src, int64* sizes,
+//       int64* block_to_split, int64* block_cumsums, int64 src_stride, int64 num_chunks)
+//       -- num_chunks rows of src_stride bytes, each split into its parameters
+//   chunk_cat_cuda_kernel<dst_t, src_t>(src_t** src, dst_t* dst, int64* x6, int64 slice_size,
+//       int64 chunk_size, int64 dst_to_src_ratio)  -- grid z slices of slice_size bytes written
 void classify_indexed(std::string_view base, std::string_view d, TorchKernel& k) {
   const std::vector<std::string_view> params = parameter_types(d);
   const std::vector<std::string_view> targs = template_args(d);
   auto width = [&](size_t i) { return i < params.size() ? scalar_bytes(params[i]) : 0; };
+  std::string_view functor;
   if (ends_with(base, "vectorized_gather_kernel") && targs.size() >= 2) {
     k.index_bytes = scalar_bytes(targs[1]);
     k.size_args = {3, 4, -1};
+    functor = "gather";
+  } else if (ends_with(base, "::split_with_sizes_copy_out_contiguous_no_cast_kernel")) {
+    k.size_args = {5, 6, -1};
+    functor = "split_copy";
+  } else if (base.find("GammaBetaBackward") != std::string_view::npos && targs.size() >= 2 &&
+             params.size() == 8) {
+    // layer_norm_kernel.cu's weight and bias gradients: (int64 M, int64 N, T* dY, T* X,
+    // T_ACC* mean, T_ACC* rstd, T* dgamma, T* dbeta) for M rows of N.
+    k.in_bytes = k.out_bytes = scalar_bytes(targs[0]);
+    k.accumulator.bytes = scalar_bytes(targs[1]);
+    if (k.in_bytes == 0 || k.accumulator.bytes == 0) return;
+    k.size_args = {0, 1, -1};
+    functor = "gamma_beta";
+  } else if (ends_with(base, "::compute_grad_weight") && targs.size() == 2 && params.size() == 9) {
+    // Embedding backward's per-segment sums (EmbeddingBackwardKernel.cu): (index* indices,
+    // T* grad_output, index* count, int64 numel, int64 stride, ...).
+    k.in_bytes = scalar_bytes(targs[0]);
+    k.index_bytes = scalar_bytes(targs[1]);
+    if (k.in_bytes == 0 || k.index_bytes == 0) return;
+    k.size_args = {3, 4, -1};
+    functor = "embedding_grad";
+  } else if (ends_with(base, "::chunk_cat_cuda_kernel") && targs.size() == 2) {
+    k.out_bytes = scalar_bytes(targs[0]);
+    k.in_bytes = scalar_bytes(targs[1]);
+    if (k.out_bytes == 0 || k.in_bytes == 0) return;
+    k.size_args = {8, 9, 10};
+    functor = "chunk_cat";
   } else if ((ends_with(base, "EmbeddingBag_updateOutputKernel_sum_mean") ||
               ends_with(base, "EmbeddingBag_updateOutputKernel_max")) &&
              targs.size() >= 2) {
     k.in_bytes = k.out_bytes = scalar_bytes(targs[0]);
     k.index_bytes = scalar_bytes(targs[1]);
     k.size_args = {5, 6, 7};
+    functor = "embedding_bag";
   } else {
     return;
   }
@@ -291,8 +337,8 @@ void classify_indexed(std::string_view base, std::string_view d, TorchKernel& k)
     k.size_arg_bytes[i] = width(static_cast<size_t>(k.size_args[i]));
     if (k.size_arg_bytes[i] != 4 && k.size_arg_bytes[i] != 8) return;
   }
-  if (k.index_bytes == 0) return;
-  k.functor = ends_with(base, "vectorized_gather_kernel") ? "gather" : "embedding_bag";
+  if ((functor == "gather" || functor == "embedding_bag") && k.index_bytes == 0) return;
+  k.functor = std::string(functor);
   k.family = TorchFamily::kIndexed;
 }
 

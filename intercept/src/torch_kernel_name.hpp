@@ -84,7 +84,8 @@ struct TorchKernel {
   bool cat_contiguous = false;  // the _contig variants: inputs are contiguous
   bool cat_vectorized = false;  // CatArrayBatchedCopy_vectorized: priced, not computed
   // kIndexed: which parameters hold (count, size, width) and their byte widths (-1: none);
-  // functor is "gather" or "embedding_bag".
+  // functor is "gather", "embedding_bag", "split_copy", "chunk_cat", "gamma_beta" or
+  // "embedding_grad".
   std::array<int, 3> size_args{-1, -1, -1};
   std::array<int, 3> size_arg_bytes{0, 0, 0};
   int index_bytes = 0;

@@ -511,3 +511,96 @@ TEST(TorchKernelArgs, GatherAndEmbeddingBagSizesFromTheirParameters) {
   EXPECT_EQ(b->bytes_read, 6000u * (128 * 4 + 8));
   EXPECT_EQ(b->bytes_written, 2000u * 128 * 4);
 }
+
+TEST(TorchKernelArgs, FsdpCopyInAndCopyOutFromTheirSizeParameters) {
+  // FSDP2's all-gather copy-out: 4 ranks' rows (num_chunks, parameter 6) of 3 MiB (src_stride,
+  // parameter 5), every parameter's split copied: 12 MiB read and written.
+  const TorchKernel split = classify(
+      "at::native::detail::split_with_sizes_copy_out_contiguous_no_cast_kernel(char**, char**, "
+      "long*, long*, long*, long, long)");
+  ASSERT_EQ(split.family, TorchFamily::kIndexed);
+  char* p = nullptr;
+  int64_t* q = nullptr;
+  int64_t stride = 3 << 20, chunks = 4;
+  void* sargs[] = {&p, &p, &q, &q, &q, &stride, &chunks};
+  const auto s = launch_work(split, sargs, {96, 4, 1});
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->bytes_read, 12u << 20);
+  EXPECT_EQ(s->bytes_written, 12u << 20);
+
+  // The reduce-scatter copy-in: bf16 gradients into an fp32 buffer of 2 slices (grid z) of
+  // 8 MiB; the sources are half as wide (dst_to_src_ratio 2): 8 MiB read, 16 MiB written.
+  const TorchKernel cat = classify(
+      "void at::native::detail::chunk_cat_cuda_kernel<float, c10::BFloat16>(c10::BFloat16**, "
+      "float*, long*, long*, long*, long*, long*, long*, long, long, long)");
+  ASSERT_EQ(cat.family, TorchFamily::kIndexed);
+  int64_t slice = 8 << 20, chunk = 1 << 20, ratio = 2;
+  void* cargs[] = {&p, &p, &q, &q, &q, &q, &q, &q, &slice, &chunk, &ratio};
+  const auto c = launch_work(cat, cargs, {40, 8, 2});
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->bytes_written, 16u << 20);
+  EXPECT_EQ(c->bytes_read, 8u << 20);
+  // A ratio that cannot be (zero) leaves the launch unpriced.
+  int64_t bad = 0;
+  void* bad_args[] = {&p, &p, &q, &q, &q, &q, &q, &q, &slice, &chunk, &bad};
+  EXPECT_FALSE(launch_work(cat, bad_args, {40, 8, 2}).has_value());
+}
+
+TEST(TorchKernelArgs, LayerNormWeightGradientsFromRowsAndColumns) {
+  // GammaBetaBackward over M = 8192 rows of N = 768 fp32: dY and X read (2 x 8192 x 768 x 4),
+  // with each row's mean and rstd (2 x 8192 x 4); dgamma and dbeta written (2 x 768 x 4).
+  const TorchKernel gb = classify(
+      "void at::native::(anonymous namespace)::GammaBetaBackwardCUDAKernelTemplate<float, float, "
+      "32u, 32u, 256u, false, true, true>(long, long, float const*, float const*, float const*, "
+      "float const*, float*, float*)");
+  ASSERT_EQ(gb.family, TorchFamily::kIndexed);
+  const float* p = nullptr;
+  int64_t m = 8192, n = 768;
+  void* args[] = {&m, &n, &p, &p, &p, &p, &p, &p};
+  const auto w = launch_work(gb, args, {24, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->bytes_read, 2u * 8192 * 768 * 4 + 2u * 8192 * 4);
+  EXPECT_EQ(w->bytes_written, 2u * 768 * 4);
+}
+
+TEST(TorchKernelArgs, EmbeddingGradientRowsFromNumelAndStride) {
+  // 8192 token rows (numel, parameter 3) of 768 bf16 (stride, parameter 4) read with their
+  // int64 indices; at most one fp32 partial sum per row written.
+  const TorchKernel grad = classify(
+      "void at::native::(anonymous namespace)::compute_grad_weight<c10::BFloat16, long>(long "
+      "const*, c10::BFloat16 const*, long const*, long, long, long const*, long const*, "
+      "at::AccumulateType<c10::BFloat16, true>::type*, long)");
+  ASSERT_EQ(grad.family, TorchFamily::kIndexed);
+  const void* p = nullptr;
+  int64_t numel = 8192, stride = 768, warped = 768;
+  void* args[] = {&p, &p, &p, &numel, &stride, &p, &p, &p, &warped};
+  const auto w = launch_work(grad, args, {256, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->bytes_read, 8192u * (768 * 2 + 8));
+  EXPECT_EQ(w->bytes_written, 8192u * 768 * 4);
+}
+
+TEST(TorchKernelArgs, NormReductionsHaveTheirOpsSize) {
+  // clip_grad_norm_'s total norm: NormTwoOps is stateless (one byte, like the EmptyOps of the
+  // ReduceOp built here), so its ReduceOp decodes at the same offsets as a sum's.
+  const TorchKernel norm = classify(
+      "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, "
+      "at::native::NormTwoOps<float, float, float, true>, unsigned int, float, 4, 4> "
+      ">(at::native::ReduceOp<float, at::native::NormTwoOps<float, float, float, true>, unsigned "
+      "int, float, 4, 4>)");
+  ASSERT_EQ(norm.family, TorchFamily::kReduce);
+  EXPECT_EQ(norm.ops_bytes, 1);
+  auto op = full_reduction<float>(0.0f, kBase, kBase + 512, 96, 4);
+  void* args[] = {&op};
+  const auto w = launch_work(norm, args, {1, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->bytes_read, 96u * 4);
+  // NormOps carries the order p as its accumulator type.
+  EXPECT_EQ(classify("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<c10::BFloat16, "
+                     "at::native::NormOps<c10::BFloat16, float, float, true>, unsigned int, "
+                     "float, 4, 4> >(at::native::ReduceOp<c10::BFloat16, "
+                     "at::native::NormOps<c10::BFloat16, float, float, true>, unsigned int, "
+                     "float, 4, 4>)")
+                .ops_bytes,
+            4);
+}
