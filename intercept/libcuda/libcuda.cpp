@@ -54,3 +54,27 @@ PHANTORA_FORWARD(cuCtxGetCurrent, (CUcontext * ctx), (ctx))
 PHANTORA_FORWARD(cuCtxSetCurrent, (CUcontext ctx), (ctx))
 PHANTORA_FORWARD(cuCtxPushCurrent, (CUcontext ctx), (ctx))
 PHANTORA_FORWARD(cuCtxPopCurrent, (CUcontext * ctx), (ctx))
+PHANTORA_FORWARD(cuModuleLoad, (CUmodule * module, const char* path), (module, path))
+PHANTORA_FORWARD(cuModuleLoadData, (CUmodule * module, const void* image), (module, image))
+PHANTORA_FORWARD(cuModuleLoadDataEx,
+                 (CUmodule * module, const void* image, unsigned int n, CUjit_option* keys,
+                  void** values),
+                 (module, image, n, keys, values))
+PHANTORA_FORWARD(cuModuleUnload, (CUmodule module), (module))
+PHANTORA_FORWARD(cuModuleGetFunction, (CUfunction * f, CUmodule module, const char* name),
+                 (f, module, name))
+PHANTORA_FORWARD(cuFuncGetAttribute, (int* value, CUfunction_attribute attr, CUfunction f),
+                 (value, attr, f))
+PHANTORA_FORWARD(cuFuncSetAttribute, (CUfunction f, CUfunction_attribute attr, int value),
+                 (f, attr, value))
+PHANTORA_FORWARD(cuFuncSetCacheConfig, (CUfunction f, CUfunc_cache config), (f, config))
+PHANTORA_FORWARD(cuLaunchKernel,
+                 (CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                  unsigned int by, unsigned int bz, unsigned int shared_mem, CUstream stream,
+                  void** params, void** extra),
+                 (f, gx, gy, gz, bx, by, bz, shared_mem, stream, params, extra))
+PHANTORA_FORWARD(cuLaunchKernelEx,
+                 (const CUlaunchConfig* config, CUfunction f, void** params, void** extra),
+                 (config, f, params, extra))
+PHANTORA_FORWARD(cuPointerGetAttribute, (void* data, CUpointer_attribute attr, CUdeviceptr ptr),
+                 (data, attr, ptr))

@@ -26,6 +26,7 @@
 
 #include "../device_props.hpp"
 #include "address_space.hpp"
+#include "api_modules.hpp"
 #include "context.hpp"
 #include "memory.hpp"
 #include "pt_variants.hpp"
@@ -514,6 +515,18 @@ const Entry kEntries[] = {
     {"cuMemsetD32Async", fn(drv_memset_d32_async<false>), fn(drv_memset_d32_async<true>)},
     {"cuStreamWriteValue32", fn(drv_stream_write_value32<false>),
      fn(drv_stream_write_value32<true>)},
+    // Modules and launches of code loaded at run time (Triton), api_modules.cpp.
+    {"cuModuleLoad", fn(drv_module_load), fn(drv_module_load)},
+    {"cuModuleLoadData", fn(drv_module_load_data), fn(drv_module_load_data)},
+    {"cuModuleLoadDataEx", fn(drv_module_load_data_ex), fn(drv_module_load_data_ex)},
+    {"cuModuleUnload", fn(drv_module_unload), fn(drv_module_unload)},
+    {"cuModuleGetFunction", fn(drv_module_get_function), fn(drv_module_get_function)},
+    {"cuFuncGetAttribute", fn(drv_func_get_attribute), fn(drv_func_get_attribute)},
+    {"cuFuncSetAttribute", fn(drv_func_set_attribute), fn(drv_func_set_attribute)},
+    {"cuFuncSetCacheConfig", fn(drv_func_set_cache_config), fn(drv_func_set_cache_config)},
+    {"cuLaunchKernel", fn(drv_launch_kernel<false>), fn(drv_launch_kernel<true>)},
+    {"cuLaunchKernelEx", fn(drv_launch_kernel_ex<false>), fn(drv_launch_kernel_ex<true>)},
+    {"cuPointerGetAttribute", fn(drv_pointer_get_attribute), fn(drv_pointer_get_attribute)},
 };
 
 // Optional driver features that callers probe for and do without: answered "not found".

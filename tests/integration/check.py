@@ -384,6 +384,39 @@ def case_unimplemented():
         check_eq(r.report["status"], "failed", "report status")
 
 
+def case_driver_modules():
+    cubin = os.path.join(ARGS.programs, "driver_module_kernels.cubin")
+    r = run("driver_modules", "driver_modules", cubin, flags=zero())
+    check("done" in r.stdout, "the program ran to its end")
+    # cuda.h: CUDA_ERROR_FILE_NOT_FOUND = 301, CUDA_ERROR_NOT_FOUND = 500,
+    # CUDA_ERROR_INVALID_HANDLE = 400, CUDA_ERROR_INVALID_VALUE = 1.
+    check_eq(r.value("load_missing_file"), "301", "cuModuleLoad of a missing file")
+    check_eq(r.value("get_missing_kernel"), "500", "a name the cubin does not hold")
+    check_eq(r.value("get_prefix_kernel"), "500", "a prefix of a kernel's name")
+    check_eq(r.value("get_suffix_kernel"), "500", "a suffix of a kernel's name")
+    check_eq(r.value("get_after_unload"), "400", "cuModuleGetFunction on an unloaded module")
+    check_eq(r.value("device_pointer_same"), "1", "device pointer of device memory is itself")
+    check_eq(r.value("memory_type"), "2", "CU_MEMORYTYPE_DEVICE (2) for cudaMalloc memory")
+    check_eq(r.value("host_pointer_attr"), "1", "pageable host memory is not device-reachable")
+    check_eq(r.value("max_threads"), "1024", "max threads per block (H100)")
+    check_eq(r.value("max_dynamic_shared"), str(100 << 10), "the dynamic shared memory set")
+    # H100: 227 KiB opt-in shared memory per block; 300 KiB is refused when set or launched.
+    check_eq(r.value("set_too_much_shared"), "1", "setting 300 KiB of shared memory")
+    check_eq(r.value("launch_too_much_shared"), "1", "launching with 300 KiB of shared memory")
+    # Host clock 0 (zero mode): everything is queued on one stream, start recorded at L.
+    # Two dm_scale (pinned 40 us) back to back: 80 us; then two dm_shift (60 us): 120 us.
+    check_close(r.number("launch_kernel_us"), 80.0, "two cuLaunchKernel of dm_scale")
+    check_close(r.number("launch_kernel_ex_us"), 120.0, "two cuLaunchKernelEx of dm_shift")
+    if r.report:
+        top = {k["kernel"]: k for k in r.report["top_kernels"]}
+        for name, count, us in (("dm_scale", 2, 80), ("dm_shift", 2, 120)):
+            k = top.get(name, {})
+            check_eq(k.get("count"), count, f"{name} launches in the report")
+            check_eq(k.get("source"), "pinned", f"{name} cost source")
+            check(abs(k.get("total_s", 0) - us * 1e-6) < 1e-12, f"{name} total {us} us")
+        check_eq(r.report["op_counts"].get("kernel"), 4, "kernel count")
+
+
 def undefined_symbols(path):
     nm = shutil.which("nm")
     if nm is None:

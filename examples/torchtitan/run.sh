@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# TorchTitan's own Llama 3 configurations (torchtitan.models.llama3.config_registry), unmodified,
+# under `phantora run`; each preset below is a configuration name plus TorchTitan command-line
+# options (TorchTitan 0.3 configures jobs this way: --module/--config pick a Python config
+# function, --section.key options override it). docs/frameworks/torchtitan.md explains them.
+#
+# Usage: examples/torchtitan/run.sh PRESET [more TorchTitan options...]
+#
+#   debug-fsdp      debug model, FSDP2 over 2 hosts x 2 H100, FlexAttention (Triton)
+#   debug-fsdp-tp   debug model, FSDP2 2 x TP 2 (sequence parallel), 2 hosts x 2 H100
+#   debug-pp        debug model, PP 2 (1F1B, 8 microbatches) x FSDP2 2, full AC, 2 x 2 H100
+#   llama3-8b       Llama 3 8B, FSDP2, local batch 2 x 8192, selective AC, 1 host x 8 H100
+#   llama3-70b      Llama 3 70B, TP 8 x FSDP2 2, local batch 8 x 8192, full AC, 2 hosts x 8 H100
+#
+# Environment: PHANTORA (default build/tools/phantora), OUT (default runs/torchtitan-PRESET),
+# PORT (rendezvous, default 29940), STEPS (default 4), PHANTORA_ARGS (more `phantora run`
+# options, e.g. "--represent-dp 16"), AC (the activation-checkpointing sub-command, which
+# TorchTitan's parser wants last: none, selective, full), TORCHTITAN_VENV (default ~/.cache/phantora/torchtitan-venv,
+# made by scripts/setup-frameworks.sh torchtitan), ASSETS (tokenizer and dataset, default
+# ~/.cache/phantora/torchtitan-assets, made here by make_assets.py on first use).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+preset=${1:?usage: $0 PRESET [TorchTitan options...]}
+shift
+venv=${TORCHTITAN_VENV:-$HOME/.cache/phantora/torchtitan-venv}
+python=$venv/bin/python
+assets=${ASSETS:-$HOME/.cache/phantora/torchtitan-assets}
+phantora=${PHANTORA:-build/tools/phantora}
+out=${OUT:-runs/torchtitan-$preset}
+port=${PORT:-29940}
+steps=${STEPS:-4}
+"$python" examples/torchtitan/make_assets.py "$assets"
+
+# Every preset: local tokenizer and dataset (no hub), no checkpoints, no profiler, no
+# TensorBoard, plain log lines; CUDA graphs off (TorchTitan 0.3 captures forward+backward in a
+# CUDA graph by default, and NCCL calls inside a capture are not simulated).
+common=(--hf-assets-path "$assets/tokenizer" --dataloader.dataset c4_test
+        --dataloader.dataset-path "$assets/c4_test" --training.steps "$steps"
+        --checkpoint.no-enable --profiler.no-enable-profiling --metrics.no-enable-tensorboard
+        --metrics.log-freq 1 --metrics.disable-color-printing --training.disable-cuda-graphs
+        --dump-folder "$out/dump")
+case $preset in
+  debug-fsdp)    hosts=2 gpus=2 gpu=h100 config=llama3_debugmodel ac=none
+                 opts=() ;;
+  debug-fsdp-tp) hosts=2 gpus=2 gpu=h100 config=llama3_debugmodel ac=none
+                 opts=(--parallelism.tensor-parallel-degree 2) ;;
+  debug-pp)      hosts=2 gpus=2 gpu=h100 config=llama3_debugmodel ac=full
+                 opts=(--parallelism.pipeline-parallel-degree 2
+                       --parallelism.pipeline-parallel-schedule 1F1B
+                       --parallelism.pipeline-parallel-microbatch-size 1) ;;
+  llama3-8b)     hosts=1 gpus=8 gpu=h100 config=llama3_8b ac=selective
+                 opts=(--training.local-batch-size 2) ;;
+  llama3-70b)    hosts=2 gpus=8 gpu=h100 config=llama3_70b ac=full
+                 opts=(--parallelism.tensor-parallel-degree 8) ;;
+  *) echo "run.sh: unknown preset '$preset' (see the header of $0)" >&2; exit 2 ;;
+esac
+
+export HF_DATASETS_OFFLINE=1 HF_HUB_OFFLINE=1
+# inductor compiles FlexAttention's kernels in each rank's own process, not in a worker pool
+# per rank (a pool per rank overloads a small machine)
+export TORCHINDUCTOR_COMPILE_THREADS=${TORCHINDUCTOR_COMPILE_THREADS:-1}
+# shellcheck disable=SC2086
+exec "$phantora" run --hosts "$hosts" --gpus-per-host "$gpus" --gpu "$gpu" --cpu-time model \
+  --out "$out" ${PHANTORA_ARGS:-} -- \
+  "$python" -m torch.distributed.run --nnodes "$hosts" --nproc-per-node "$gpus" \
+  --rdzv-backend c10d --rdzv-endpoint "localhost:$port" \
+  -m torchtitan.train --module llama3 --config "$config" "${common[@]}" "${opts[@]}" "$@" \
+  "activation-checkpoint:${AC:-$ac}"
