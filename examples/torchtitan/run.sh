@@ -59,6 +59,8 @@ export HF_DATASETS_OFFLINE=1 HF_HUB_OFFLINE=1
 # inductor compiles FlexAttention's kernels in each rank's own process, not in a worker pool
 # per rank (a pool per rank overloads a small machine)
 export TORCHINDUCTOR_COMPILE_THREADS=${TORCHINDUCTOR_COMPILE_THREADS:-1}
+# compiled kernels are kept with phantora's other caches (inductor's default is under /tmp)
+export TORCHINDUCTOR_CACHE_DIR=${TORCHINDUCTOR_CACHE_DIR:-$HOME/.cache/phantora/torchinductor}
 # shellcheck disable=SC2086
 exec "$phantora" run --hosts "$hosts" --gpus-per-host "$gpus" --gpu "$gpu" --cpu-time model \
   --out "$out" ${PHANTORA_ARGS:-} -- \

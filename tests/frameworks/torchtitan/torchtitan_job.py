@@ -154,7 +154,13 @@ def main():
         r = harness.run(args.phantora, args.case, args.work, hosts, gpus, command, gpu=gpu,
                         env={"HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1",
                              # inductor compiles in each rank, not in a worker pool per rank
-                             "TORCHINDUCTOR_COMPILE_THREADS": "1"}, timeout=780)
+                             "TORCHINDUCTOR_COMPILE_THREADS": "1",
+                             # compiled kernels kept with the other caches, so a fresh clone
+                             # (CI) does not compile FlexAttention again for minutes
+                             "TORCHINDUCTOR_CACHE_DIR": os.environ.get(
+                                 "TORCHINDUCTOR_CACHE_DIR",
+                                 os.path.expanduser("~/.cache/phantora/torchinductor"))},
+                        timeout=780)
     world = hosts * gpus
     harness.check(r.report["status"] == "ok", f"status ok ({r.report['status']})")
 
