@@ -108,7 +108,7 @@ def main():
                "DS_MASTER_PORT": str(args.port)}
     name = f"zero{args.stage}-{args.launcher}"
     r = harness.run(args.phantora, name, args.out_root, HOSTS, GPUS_PER_HOST, command, env=env,
-                    timeout=400)
+                    timeout=360)
 
     banner = re.search(r"ZeRO stage (\d) \| (\d+) GPUs .* optimizer (\w+) over (\w+)", r.log)
     harness.check(banner is not None, "the script printed its set-up line")
