@@ -40,6 +40,7 @@ wire::WorkKind work_kind(std::string_view op) {
   if (op == "cat") return wire::WorkKind::kCat;
   if (op == "norm") return wire::WorkKind::kNorm;
   if (op == "softmax") return wire::WorkKind::kSoftmax;
+  if (op == "foreach") return wire::WorkKind::kForeach;
   return wire::WorkKind::kNone;
 }
 

@@ -326,6 +326,16 @@ std::optional<LaunchWork> launch_work(const TorchKernel& k, const DecodedArgs& d
       }
       return std::nullopt;
     }
+    case TorchFamily::kMultiTensor: {
+      // The metadata is the first parameter, by value; one block per chunk.
+      const std::optional<uint64_t> elements =
+          multi_tensor_elements(k.multi_tensor, k.multi_tensor_limits, args[0], grid[0]);
+      if (!elements) return std::nullopt;
+      w.op = "foreach";
+      w.bytes_read = *elements * static_cast<uint64_t>(k.multi_tensor.read_bytes_per_element);
+      w.bytes_written = *elements * static_cast<uint64_t>(k.multi_tensor.written_bytes_per_element);
+      return w;
+    }
     case TorchFamily::kUnknown:
       break;
   }

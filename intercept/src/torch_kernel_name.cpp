@@ -474,6 +474,13 @@ TorchKernel classify_torch_kernel(std::string_view demangled) {
     classify_reduce(d, k);
   } else if (base.find("CatArrayBatchedCopy") != std::string_view::npos) {
     classify_cat(base, d, k);
+  } else if (base == "at::native::multi_tensor_apply_kernel") {
+    const std::vector<std::string_view> targs = template_args(d);
+    const auto mt = targs.size() >= 2 ? classify_multi_tensor(targs[0], targs[1]) : std::nullopt;
+    if (mt) {
+      k.multi_tensor = *mt;
+      k.family = TorchFamily::kMultiTensor;
+    }
   } else if (base.substr(0, 15) == "pytorch_flash::") {
     classify_flash(base, d, k);
   } else {

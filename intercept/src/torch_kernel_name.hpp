@@ -15,6 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include "torch_multi_tensor.hpp"
+
 namespace phantora::shim {
 
 enum class TorchFamily : uint8_t {
@@ -36,6 +38,9 @@ enum class TorchFamily : uint8_t {
   // PyTorch's FlashAttention-2 (pytorch_flash::*): shapes from the grid (query or key blocks,
   // batch, heads) and the kernel traits in the name (head dim, block sizes, causal).
   kFlashAttention,
+  // multi_tensor_apply_kernel<Metadata, Functor, ...>(Metadata, Functor, ...): _foreach_* ops
+  // and fused optimizers over lists of tensors (torch_multi_tensor.hpp).
+  kMultiTensor,
 };
 
 enum class FlashKernel : uint8_t {
@@ -90,6 +95,10 @@ struct TorchKernel {
   bool flash_causal = false;
   int flash_elem_bytes = 2;
   bool flash_bf16 = true;
+  // kMultiTensor: the metadata and lists the functor touches, and the array sizes of the
+  // PyTorch build (set by the shim for the process: registry.cpp).
+  MultiTensorKernel multi_tensor;
+  MultiTensorLimits multi_tensor_limits;
   // Row-wise kernels: which argument holds the row length (-1: none) and its width in bytes.
   int row_length_arg = -1;
   int row_length_bytes = 0;

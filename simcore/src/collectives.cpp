@@ -424,8 +424,7 @@ void Collectives::finish(Matched& m, SimTime end) {
   }
   deliver_payloads(m);
   for (const net::TransferId id : m.transfers) network_.release(id);
-  stats_.by_kind[kind_name(op.kind)]++;
-  stats_.bytes_by_kind[kind_name(op.kind)] += static_cast<double>(op.count * dtype_size(op.dtype));
+  tally(*m.comm, op);
   std::vector<Group*> groups;
   for (Part* p : m.parts) {
     Group& g = *p->group;
@@ -454,6 +453,20 @@ void Collectives::finish(Matched& m, SimTime end) {
 // Small operations carry their members' send buffers; each receiver gets the bytes NCCL would
 // have written into its receive buffer (wire::op_carries_payload decides which operations do,
 // identically in every rank and here).
+void Collectives::tally(const Comm& comm, const wire::CollectiveOp& op) {
+  const double bytes = static_cast<double>(op.count * dtype_size(op.dtype));
+  OpTally& kind = stats_.by_kind[kind_name(op.kind)];
+  ++kind.count;
+  kind.bytes += bytes;
+  CommunicatorStats& c = stats_.by_communicator[comm.id];
+  if (c.gpus.empty()) {
+    for (const Member& member : comm.members) c.gpus.push_back(member.gpu);
+  }
+  OpTally& on_comm = c.operations[kind_name(op.kind)];
+  ++on_comm.count;
+  on_comm.bytes += bytes;
+}
+
 void Collectives::deliver_payloads(const Matched& m) {
   const wire::CollectiveOp& op = m.parts.front()->op;
   const int n = is_p2p(op.kind) ? 2 : m.comm->nranks;

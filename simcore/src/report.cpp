@@ -136,16 +136,25 @@ nlohmann::json make_report(const SimulationConfig& config, const RunStats& stats
       {"events_per_cpu_s",
        outcome.simulator_cpu_seconds > 0 ? events / outcome.simulator_cpu_seconds : 0.0}};
 
-  json comm_kinds = json::object();
-  for (const auto& [kind, n] : stats.communication.by_kind) {
-    comm_kinds[kind] = {{"count", n}, {"bytes", stats.communication.bytes_by_kind.at(kind)}};
+  const auto tallies = [](const std::map<std::string, OpTally>& by_kind) {
+    json out = json::object();
+    for (const auto& [kind, t] : by_kind) out[kind] = {{"count", t.count}, {"bytes", t.bytes}};
+    return out;
+  };
+  json communicators = json::array();
+  for (const auto& [id, c] : stats.communication.by_communicator) {
+    communicators.push_back({{"id", id},
+                             {"ranks", c.gpus.size()},
+                             {"gpus", c.gpus},
+                             {"operations", tallies(c.operations)}});
   }
   SimTime comm_total, exposed_total;
   for (const GpuStats& g : stats.gpus) {
     comm_total += g.communication;
     exposed_total += g.exposed_communication;
   }
-  r["communication"] = {{"operations", comm_kinds},
+  r["communication"] = {{"operations", tallies(stats.communication.by_kind)},
+                        {"communicators", communicators},
                         {"time_s", comm_total.as_seconds()},
                         {"exposed_time_s", exposed_total.as_seconds()},
                         {"late_collective_starts", stats.late_collective_starts}};

@@ -38,11 +38,12 @@ class Run:
     def communicators(self):
         """report.json's communication.communicators: one entry per NCCL communicator that ran
         an operation, with its size (`ranks`), the global GPUs of its members (`gpus`) and its
-        `operations` by kind ({"count", "bytes"})."""
+        `operations` by NCCL call ("ncclAllReduce", "ncclSend", ...: {"count", "bytes"}, bytes
+        being the call's count times its type size)."""
         return self.report["communication"].get("communicators", [])
 
     def ops(self, kind, ranks=None):
-        """How many `kind` operations (e.g. "all_reduce", "send") ran on communicators of
+        """How many `kind` operations (e.g. "ncclAllReduce", "ncclSend") ran on communicators of
         `ranks` members (any size when None), counted once per operation."""
         return sum(c["operations"].get(kind, {}).get("count", 0) for c in self.communicators()
                    if ranks is None or c["ranks"] == ranks)

@@ -352,6 +352,22 @@ def case_represent_dp_groups():
               flags=["--hosts", "1", "--represent-dp", "2", "--dp-comms", "size:1", *common],
               timeout=120)
 
+    # The live report's communicators: the world ran nothing, so it is not listed; the two
+    # tensor-parallel groups are the hosts' GPUs (colour rank / 4), the four data-parallel ones
+    # pair GPU g with g + 4 (colour rank % 4), each with exactly the operations the program ran.
+    # Bytes are the call's count times the type size: the whole array for the all-reduce, one
+    # rank's share (half, over 2 ranks) for the reduce-scatter and all-gather.
+    whole, share = float(256 << 20), float(128 << 20)
+    comms = sorted((tuple(c["gpus"]), c["ranks"], c["operations"])
+                   for c in live.report["communication"]["communicators"])
+    expected = sorted([((0, 1, 2, 3), 4, {"ncclAllReduce": {"count": 1, "bytes": whole}}),
+                       ((4, 5, 6, 7), 4, {"ncclAllReduce": {"count": 1, "bytes": whole}})] +
+                      [((g, g + 4), 2, {"ncclAllReduce": {"count": 1, "bytes": whole},
+                                        "ncclReduceScatter": {"count": 1, "bytes": share},
+                                        "ncclAllGather": {"count": 1, "bytes": share}})
+                       for g in range(4)])
+    check(comms == expected, f"report lists each communicator's GPUs and operations ({comms})")
+
     def times(r):
         return {(f[0], int(f[1])): (int(f[2]), float(f[3])) for f in r.lines("time")}
 

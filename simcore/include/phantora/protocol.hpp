@@ -182,6 +182,7 @@ enum class WorkKind : uint8_t {
   kSoftmax = 5,
   kAttentionForward = 6,   // Launch::dims = batch, heads, seq_q, seq_k, head_dim, flags
   kAttentionBackward = 7,  // flags: bit 0 causal, bit 1 bf16 (else fp16)
+  kForeach = 8,            // multi_tensor_apply: _foreach_* ops, fused optimizers
 };
 // The memory-op token of the cost model (kernels-db MemoryOpDesc::op); "" for kNone.
 inline const char* work_name(WorkKind k) {
@@ -196,6 +197,8 @@ inline const char* work_name(WorkKind k) {
       return "norm";
     case WorkKind::kSoftmax:
       return "softmax";
+    case WorkKind::kForeach:
+      return "foreach";
     case WorkKind::kAttentionForward:
     case WorkKind::kAttentionBackward:
       return "attention";

@@ -31,11 +31,24 @@ class CollectiveError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Operations of one kind, each counted once (not once per member).
+struct OpTally {
+  uint64_t count = 0;
+  double bytes = 0;  // nccl-tests S, summed
+};
+
+// What ran on one communicator: which GPUs it joins tells a tensor-parallel group from a
+// data-parallel one, and its operations what each group was used for.
+struct CommunicatorStats {
+  std::vector<int> gpus;  // global GPU of each member, by rank
+  std::map<std::string, OpTally> operations;
+};
+
 struct CommStats {
   uint64_t collectives = 0;  // per rank, counted once per member
   SimTime time;              // summed over members of time on stream
-  std::map<std::string, uint64_t> by_kind;
-  std::map<std::string, double> bytes_by_kind;  // nccl-tests S, once per collective
+  std::map<std::string, OpTally> by_kind;
+  std::map<uint64_t, CommunicatorStats> by_communicator;  // by communicator id
 };
 
 class Collectives {
@@ -159,6 +172,7 @@ class Collectives {
   void try_start(Matched& m);
   void launch(Matched& m);
   void finish(Matched& m, SimTime end);
+  void tally(const Comm& comm, const wire::CollectiveOp& op);
   void finish_group(Group& g);
   void deliver_payloads(const Matched& m);
   std::string describe_op(const Comm& comm, const wire::CollectiveOp& op, uint64_t seq) const;
