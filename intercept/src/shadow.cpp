@@ -6,6 +6,20 @@
 
 namespace phantora::shim {
 
+namespace {
+
+// Zeroes [p, p + n), writing only the 4 KiB pieces that are not zero already.
+void zero_where_nonzero(uint8_t* p, uint64_t n) {
+  constexpr uint64_t kPiece = 4096;
+  for (uint64_t i = 0; i < n; i += kPiece) {
+    const uint64_t m = std::min(kPiece, n - i);
+    const bool zero = p[i] == 0 && std::memcmp(p + i, p + i + 1, m - 1) == 0;
+    if (!zero) std::memset(p + i, 0, m);
+  }
+}
+
+}  // namespace
+
 ShadowStore& ShadowStore::get() {
   static ShadowStore* instance = new ShadowStore();
   return *instance;
@@ -81,7 +95,7 @@ void ShadowStore::read(uint64_t addr, void* dst, uint64_t bytes) const {
     const uint64_t n = std::min(bytes - done, kPage - off);
     auto it = pages_.find(a / kPage);
     if (it == pages_.end()) {
-      std::memset(out + done, 0, n);
+      zero_where_nonzero(out + done, n);
     } else {
       std::memcpy(out + done, it->second->data() + off, n);
     }

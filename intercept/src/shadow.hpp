@@ -24,7 +24,10 @@ class ShadowStore {
 
   void write(uint64_t addr, const void* src, uint64_t bytes);
   void fill(uint64_t addr, uint8_t value, uint64_t bytes);
-  // Copies stored bytes into dst; bytes never written read as zero.
+  // Copies stored bytes into dst; bytes never written read as zero. Where dst already holds
+  // zeros it is only read, not written: a fresh host buffer (DeepSpeed stages a whole parameter
+  // partition through one) is backed by the kernel's zero page until written, so a large
+  // device-to-host copy of unknown bytes into it costs no host memory.
   void read(uint64_t addr, void* dst, uint64_t bytes) const;
   void copy(uint64_t dst, uint64_t src, uint64_t bytes);
   void discard(uint64_t addr, uint64_t bytes);
