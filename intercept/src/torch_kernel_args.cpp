@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "byte_reads.hpp"
+
 namespace phantora::shim {
 namespace {
 
@@ -14,17 +16,6 @@ constexpr size_t offset_calc_bytes(int nargs) {
 }
 // ReduceConfig: 14 ints, a bool and an int (64 bytes, 4-byte aligned).
 constexpr size_t kReduceConfigBytes = 64;
-
-size_t align_up(size_t v, size_t a) {
-  return (v + a - 1) / a * a;
-}
-
-template <typename T>
-T load(const uint8_t* base, size_t offset) {
-  T v;
-  std::memcpy(&v, base + offset, sizeof(T));
-  return v;
-}
 
 std::optional<OffsetCalc> read_calc(const uint8_t* p, int nargs) {
   OffsetCalc c;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "byte_reads.hpp"
 #include "torch_kernel_name.hpp"
 
 namespace phantora::shim {
@@ -26,17 +27,6 @@ std::optional<int> integer(std::string_view s) {
   int v = 0;
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
-  return v;
-}
-
-size_t align_up(size_t v, size_t a) {
-  return (v + a - 1) / a * a;
-}
-
-template <typename T>
-T load(const uint8_t* base, size_t offset) {
-  T v;
-  std::memcpy(&v, base + offset, sizeof(T));
   return v;
 }
 
