@@ -23,7 +23,6 @@ ranks, S optimizer steps, one gradient bucket (reduce_bucket_size > P) and bf16:
   2P/N bytes (S + 2) in all.
 """
 import argparse
-import json
 import os
 import re
 import sys
@@ -49,29 +48,14 @@ BF16 = 2
 
 
 def collectives(r):
-    """{op: [bytes of each operation]} on the communicator of all N ranks, each operation once:
-    from report.json's communication.communicators when the report has them, else from the
-    collective spans of trace.json (each rank has a span per operation; (communicator, seq)
-    names the operation)."""
-    comms = r.report["communication"].get("communicators")
-    if comms is not None:
-        ops = {}
-        for c in comms:
-            if c["ranks"] == N:
-                for kind, v in c["operations"].items():
-                    ops.setdefault(kind, []).append((v["count"], v["bytes"]))
-        return {k: v for k, v in ops.items()}, "report"
-    trace = json.load(open(os.path.join(r.out_dir, "trace.json"), encoding="utf-8"))
-    events = trace["traceEvents"] if isinstance(trace, dict) else trace
-    seen = {}
-    for e in events:
-        a = e.get("args", {})
-        if e.get("ph") == "X" and "op" in a and a.get("ranks") == N:
-            seen[(a["communicator"], a["seq"])] = (a["op"], a["bytes"])
+    """{op: [(count, bytes)] per communicator} on the communicators of all N ranks, from
+    report.json's communication.communicators."""
     ops = {}
-    for op, nbytes in seen.values():
-        ops.setdefault(op, []).append((1, nbytes))
-    return ops, "trace"
+    for c in r.communicators():
+        if c["ranks"] == N:
+            for kind, v in c["operations"].items():
+                ops.setdefault(kind, []).append((v["count"], v["bytes"]))
+    return ops
 
 
 NCCL_NAMES = {"all_reduce": "ncclAllReduce", "all_gather": "ncclAllGather",
@@ -80,7 +64,7 @@ NCCL_NAMES = {"all_reduce": "ncclAllReduce", "all_gather": "ncclAllGather",
 
 def totals(ops, kind):
     """(count, bytes) of `kind` operations (all_reduce, all_gather, reduce_scatter)."""
-    entries = ops.get(NCCL_NAMES[kind], []) + ops.get(kind, [])
+    entries = ops.get(NCCL_NAMES[kind], [])
     return sum(c for c, _ in entries), sum(b for _, b in entries)
 
 
@@ -122,8 +106,8 @@ def main():
     harness.check(len(r.report["ranks"]) == N and all(x["end"] == "exited" for x in r.report["ranks"]),
                   f"{N} ranks used a GPU and exited")
 
-    ops, source = collectives(r)
-    print(f"collectives on the {N}-rank communicator (from {source}): "
+    ops = collectives(r)
+    print(f"collectives on the {N}-rank communicators: "
           + ", ".join(f"{k} x{sum(c for c, _ in v)} {sum(b for _, b in v):.0f} bytes"
                      for k, v in sorted(ops.items())), flush=True)
     ar_n, ar_b = totals(ops, "all_reduce")
