@@ -41,6 +41,9 @@ wire::WorkKind work_kind(std::string_view op) {
   if (op == "norm") return wire::WorkKind::kNorm;
   if (op == "softmax") return wire::WorkKind::kSoftmax;
   if (op == "foreach") return wire::WorkKind::kForeach;
+  if (op == "random") return wire::WorkKind::kRandom;
+  if (op == "sort") return wire::WorkKind::kSort;
+  if (op == "scan") return wire::WorkKind::kScan;
   return wire::WorkKind::kNone;
 }
 

@@ -364,6 +364,14 @@ std::optional<LaunchWork> launch_work(const TorchKernel& k, const DecodedArgs& d
       w.bytes_written = *elements * static_cast<uint64_t>(k.multi_tensor.written_bytes_per_element);
       return w;
     }
+    case TorchFamily::kCounted: {
+      const std::optional<Traffic> t = counted_traffic(k.counted, args, grid);
+      if (!t) return std::nullopt;
+      w.op = k.counted.op;
+      w.bytes_read = t->read;
+      w.bytes_written = t->written;
+      return w;
+    }
     case TorchFamily::kUnknown:
       break;
   }

@@ -265,17 +265,6 @@ void classify_cat(std::string_view base, std::string_view d, TorchKernel& k) {
   k.family = TorchFamily::kCat;
 }
 
-// The parameter list's types: "(int, float, float const*, ...)" after the template arguments.
-std::vector<std::string_view> parameter_types(std::string_view d) {
-  const size_t targs_open = d.find('<');
-  const size_t targs_close = targs_open == std::string_view::npos ? 0 : matching(d, targs_open);
-  if (targs_close == std::string_view::npos) return {};
-  const size_t open = d.find('(', targs_close);
-  const size_t close = open == std::string_view::npos ? open : matching(d, open);
-  if (close == std::string_view::npos) return {};
-  return split_top(d.substr(open + 1, close - open - 1));
-}
-
 // Kernels whose sizes are plain integer parameters (IndexKernelUtils.cu, EmbeddingBag.cu):
 //   vectorized_gather_kernel<align, index_t>(char* out, char* in, index_t* idx, int num_ind,
 //       int64_t slice_size /* bytes */, ...)                       -- index_select, gather
@@ -441,6 +430,7 @@ int scalar_bytes(std::string_view t) {
       {"long", 8},
       {"unsigned long", 8},
       {"long long", 8},
+      {"unsigned long long", 8},
       {"float", 4},
       {"double", 8},
       {"c10::Half", 2},
@@ -455,6 +445,16 @@ int scalar_bytes(std::string_view t) {
     if (t == s.name) return s.bytes;
   }
   return 0;
+}
+
+std::vector<std::string_view> parameter_types(std::string_view d) {
+  const size_t targs_open = d.find('<');
+  const size_t targs_close = targs_open == std::string_view::npos ? 0 : matching(d, targs_open);
+  if (targs_close == std::string_view::npos) return {};
+  const size_t open = d.find('(', targs_close);
+  const size_t close = open == std::string_view::npos ? open : matching(d, open);
+  if (close == std::string_view::npos) return {};
+  return split_top(d.substr(open + 1, close - open - 1));
 }
 
 std::vector<std::string_view> template_args(std::string_view text) {
@@ -532,6 +532,13 @@ TorchKernel classify_torch_kernel(std::string_view demangled) {
   } else {
     classify_rowwise(base, d, k);
     if (k.family == TorchFamily::kUnknown) classify_indexed(base, d, k);
+    if (k.family == TorchFamily::kUnknown) {
+      if (auto c = classify_counted(base, d)) {
+        k.counted = *c;
+        k.functor = c->op;
+        k.family = TorchFamily::kCounted;
+      }
+    }
   }
   return k;
 }

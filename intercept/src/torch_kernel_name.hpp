@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "torch_counted_kernels.hpp"
 #include "torch_multi_tensor.hpp"
 
 namespace phantora::shim {
@@ -41,6 +42,10 @@ enum class TorchFamily : uint8_t {
   // multi_tensor_apply_kernel<Metadata, Functor, ...>(Metadata, Functor, ...): _foreach_* ops
   // and fused optimizers over lists of tensors (torch_multi_tensor.hpp).
   kMultiTensor,
+  // An item count in one integer parameter (or the grid) and item sizes in the name: random
+  // numbers, nll_loss, arange, CUB sort / scan / select, embedding backward's segment kernels
+  // (torch_counted_kernels.hpp).
+  kCounted,
 };
 
 enum class FlashKernel : uint8_t {
@@ -100,6 +105,8 @@ struct TorchKernel {
   // PyTorch build (set by the shim for the process: registry.cpp).
   MultiTensorKernel multi_tensor;
   MultiTensorLimits multi_tensor_limits;
+  // kCounted: which parameters hold the count and what an item moves.
+  CountedKernel counted;
   // Row-wise kernels: which argument holds the row length (-1: none) and its width in bytes.
   int row_length_arg = -1;
   int row_length_bytes = 0;
@@ -114,5 +121,8 @@ std::string demangle(const char* mangled);
 int scalar_bytes(std::string_view type);
 // Top-level template arguments of `name<...>(...)`, split on depth-0 commas and trimmed.
 std::vector<std::string_view> template_args(std::string_view text);
+// The parameter list's types of a demangled function: "(int, float, float const*, ...)" after its
+// template arguments, split and trimmed.
+std::vector<std::string_view> parameter_types(std::string_view demangled);
 
 }  // namespace phantora::shim

@@ -183,6 +183,9 @@ enum class WorkKind : uint8_t {
   kAttentionForward = 6,   // Launch::dims = batch, heads, seq_q, seq_k, head_dim, flags
   kAttentionBackward = 7,  // flags: bit 0 causal, bit 1 bf16 (else fp16)
   kForeach = 8,            // multi_tensor_apply: _foreach_* ops, fused optimizers
+  kRandom = 9,             // random-number generation (normal_, uniform_, randint, dropout masks)
+  kSort = 10,              // radix-sort passes and histograms (CUB)
+  kScan = 11,              // prefix sums, select / unique-by-key and their tile state (CUB)
 };
 // The memory-op token of the cost model (kernels-db MemoryOpDesc::op); "" for kNone.
 inline const char* work_name(WorkKind k) {
@@ -199,6 +202,12 @@ inline const char* work_name(WorkKind k) {
       return "softmax";
     case WorkKind::kForeach:
       return "foreach";
+    case WorkKind::kRandom:
+      return "random";
+    case WorkKind::kSort:
+      return "sort";
+    case WorkKind::kScan:
+      return "scan";
     case WorkKind::kAttentionForward:
     case WorkKind::kAttentionBackward:
       return "attention";

@@ -1,0 +1,293 @@
+#include "torch_counted_kernels.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "byte_reads.hpp"
+#include "torch_kernel_name.hpp"
+
+namespace phantora::shim {
+namespace {
+
+bool ends_with(std::string_view s, std::string_view tail) {
+  return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
+}
+
+bool contains(std::string_view s, std::string_view part) {
+  return s.find(part) != std::string_view::npos;
+}
+
+// Width of an integer parameter type (4 or 8), 0 for anything else.
+int integer_bytes(std::string_view t) {
+  for (std::string_view i : {"int", "unsigned int"}) {
+    if (t == i) return 4;
+  }
+  for (std::string_view l : {"long", "unsigned long", "long long", "unsigned long long"}) {
+    if (t == l) return 8;
+  }
+  return 0;
+}
+
+// Bytes per item an iterator parameter touches in memory: a pointer's element size (PyTorch's
+// OpaqueType<N> stands for N-byte payloads, CUB's NullType for "no values"); 0 for iterators
+// that generate their values (counting, constant); -1 when unknown (another fancy iterator).
+int item_bytes(std::string_view t) {
+  if (!t.empty() && t.back() == '*') {
+    t.remove_suffix(1);
+    if (ends_with(t, " const")) t.remove_suffix(6);
+    if (contains(t, "NullType")) return 0;
+    if (contains(t, "OpaqueType<")) {
+      const std::vector<std::string_view> a = template_args(t);
+      return a.size() == 1 ? std::atoi(std::string(a[0]).c_str()) : -1;
+    }
+    const int b = scalar_bytes(t);
+    return b > 0 ? b : -1;
+  }
+  if (contains(t, "counting_iterator<") || contains(t, "constant_iterator<")) return 0;
+  return -1;
+}
+
+// Sets parameter `at` as the kind's i-th count; false when it is not an integer.
+bool count_arg(const std::vector<std::string_view>& params, size_t at, int i, CountedKernel& k) {
+  if (at >= params.size()) return false;
+  k.arg_bytes[i] = integer_bytes(params[at]);
+  k.args[i] = static_cast<int>(at);
+  return k.arg_bytes[i] != 0;
+}
+
+std::optional<CountedKernel> classify_cub(std::string_view base,
+                                          const std::vector<std::string_view>& p) {
+  CountedKernel k;
+  if (ends_with(base, "::DeviceRadixSortOnesweepKernel") && p.size() == 12) {
+    // (lookback, counters, bins out, bins in, keys out, keys in, values out, values in,
+    //  num_items, current bit, bits, decomposer): one digit pass reads and writes every key and
+    //  value once.
+    k.kind = CountedKind::kRadixSortPass;
+    k.op = "sort";
+    k.bytes = {item_bytes(p[5]), item_bytes(p[7]), 0, 0};
+    if (!count_arg(p, 8, 0, k)) return std::nullopt;
+  } else if (ends_with(base, "::DeviceRadixSortHistogramKernel") && p.size() == 6) {
+    // (bins out, keys in, num_items, start bit, end bit, decomposer): keys read once.
+    k.kind = CountedKind::kRadixHistogram;
+    k.op = "sort";
+    k.bytes = {item_bytes(p[1]), 0, 0, 0};
+    if (!count_arg(p, 2, 0, k)) return std::nullopt;
+  } else if (ends_with(base, "::DeviceRadixSortExclusiveSumKernel")) {
+    k.kind = CountedKind::kConstant;  // prefix sums of one pass's 256 bins
+    k.op = "sort";
+  } else if (ends_with(base, "::DeviceScanKernel") && p.size() == 7) {
+    // (in, out, tile state, start tile, scan op, init value, num_items)
+    k.kind = CountedKind::kScan;
+    k.op = "scan";
+    k.bytes = {item_bytes(p[0]), item_bytes(p[1]), 0, 0};
+    if (!count_arg(p, 6, 0, k)) return std::nullopt;
+  } else if ((ends_with(base, "::DeviceScanInitKernel") ||
+              ends_with(base, "::DeviceCompactInitKernel")) &&
+             p.size() >= 2) {
+    // (tile state, num_tiles[, num selected out]): one 16-byte status word per tile (a status
+    // and a value of at most 8 bytes, packed for a single atomic).
+    k.kind = CountedKind::kTileInit;
+    k.op = "scan";
+    k.bytes = {16, 0, 0, 0};
+    if (!count_arg(p, 1, 0, k)) return std::nullopt;
+  } else if ((ends_with(base, "::DeviceUniqueByKeySweepKernel") ||
+              ends_with(base, "::DeviceSelectSweepKernel")) &&
+             p.size() >= 9) {
+    // Unique-by-key: (keys in, values in, keys out, values out, num selected out, tile state,
+    // equality, num_items, num_tiles, ...); select: (in, flags, out, num selected out, tile
+    // state, select op, equality, num_items, num_tiles, ...). Both read both inputs once and
+    // write at most every item (the selected count lives on the device: the bound is taken).
+    const bool unique = ends_with(base, "::DeviceUniqueByKeySweepKernel");
+    k.kind = CountedKind::kSelect;
+    k.op = "scan";
+    k.bytes = {item_bytes(p[0]), item_bytes(p[1]), item_bytes(p[2]), unique ? item_bytes(p[3]) : 0};
+    if (!count_arg(p, 7, 0, k)) return std::nullopt;
+  } else {
+    return std::nullopt;
+  }
+  for (int b : k.bytes) {
+    if (b < 0) return std::nullopt;
+  }
+  return k;
+}
+
+// The kernels of embedding's backward (EmbeddingBackwardKernel.cu) other than
+// compute_grad_weight (a kIndexed functor).
+std::optional<CountedKernel> classify_embedding(std::string_view base,
+                                                const std::vector<std::string_view>& t,
+                                                const std::vector<std::string_view>& p) {
+  CountedKernel k;
+  if (ends_with(base, "::sum_and_scatter") && t.size() == 2 && p.size() == 10) {
+    // (sorted indices, grad weight, stride, segment offsets, num segments*, partial sums,
+    //  partial offsets, num partial segments*, padding idx, stride_warped); launched with
+    //  block = min(stride_warped, 1024) and ceil(numel * stride_warped / block) blocks.
+    k.kind = CountedKind::kEmbeddingScatter;
+    k.op = "reduce";
+    const int scalar = scalar_bytes(t[0]);
+    // acc_type<T, true>: float for half, bfloat16 and float; double for double.
+    k.bytes = {scalar, scalar_bytes(t[1]), scalar == 8 ? 8 : 4, 0};
+    if (scalar == 0 || k.bytes[1] == 0 || !count_arg(p, 2, 0, k) || !count_arg(p, 9, 1, k))
+      return std::nullopt;
+  } else if (ends_with(base, "::krn_partials_per_segment") && t.size() == 1 && p.size() == 4) {
+    // (partials per segment, segment offsets, num segments*, numel): a segment's two offsets
+    // read, its count written; at most numel segments.
+    k.kind = CountedKind::kSegmentCounts;
+    k.bytes = {scalar_bytes(t[0]), 0, 0, 0};
+    if (k.bytes[0] == 0 || !count_arg(p, 3, 0, k)) return std::nullopt;
+  } else if (ends_with(base, "::krn_partial_segment_offset") && t.size() == 1 && p.size() == 5) {
+    // (out, partials per segment, their offsets, segment offsets, num segments*): launched
+    // with 32 threads per block, one per index.
+    k.kind = CountedKind::kSegmentOffsets;
+    k.bytes = {scalar_bytes(t[0]), 0, 0, 0};
+    if (k.bytes[0] == 0) return std::nullopt;
+  } else if (ends_with(base, "::compute_num_of_partial_segments") ||
+             ends_with(base, "::write_num_of_segments_for_legacy_thrust_path")) {
+    k.kind = CountedKind::kConstant;  // <<<1, 1>>>: one value
+  } else {
+    return std::nullopt;
+  }
+  return k;
+}
+
+uint64_t read_count(void* const* args, int at, int bytes, bool& ok) {
+  const auto* p = static_cast<const uint8_t*>(args[at]);
+  const int64_t v = bytes == 8 ? load<int64_t>(p, 0) : load<int32_t>(p, 0);
+  // Negative or beyond any tensor a GPU holds (2^40 items): not what the name promised.
+  if (v < 0 || v > (int64_t{1} << 40)) ok = false;
+  return static_cast<uint64_t>(std::max<int64_t>(v, 0));
+}
+
+}  // namespace
+
+std::optional<CountedKernel> classify_counted(std::string_view base, std::string_view d) {
+  const std::vector<std::string_view> p = parameter_types(d);
+  if (contains(base, "cub::")) return classify_cub(base, p);
+  const std::vector<std::string_view> t = template_args(d);
+  CountedKernel k;
+  if (ends_with(base, "::distribution_elementwise_grid_stride_kernel") && !p.empty()) {
+    // (int64 numel, Philox state, distribution, transform), DistributionTemplates.h; the
+    // element written is the scalar_t of the distribution_nullary_kernel<scalar_t, ...> that
+    // launched it (named inside the lambda types), else the accumulate type.
+    k.kind = CountedKind::kRandom;
+    k.op = "random";
+    const size_t at = d.find("distribution_nullary_kernel<");
+    const std::vector<std::string_view> outer =
+        at == std::string_view::npos ? t : template_args(d.substr(at));
+    k.bytes = {outer.empty() ? 0 : scalar_bytes(outer[0]), 0, 0, 0};
+    if (k.bytes[0] == 0 || !count_arg(p, 0, 0, k)) return std::nullopt;
+    return k;
+  }
+  if (ends_with(base, "::nll_loss_forward_reduce_cuda_kernel_2d") && t.size() == 3 &&
+      p.size() == 10) {
+    // (output, total weight, input, target, weights, size_average, nframe, ndim, classes,
+    //  ignore index), Loss.cu: one input element and one target per frame.
+    k.kind = CountedKind::kNllLossForward;
+    k.op = "reduce";
+    k.bytes = {scalar_bytes(t[0]), scalar_bytes(t[2]), 0, 0};
+  } else if (ends_with(base, "::nll_loss_backward_reduce_cuda_kernel_2d") && t.size() == 2 &&
+             p.size() == 10) {
+    // (grad input, grad output, target, weights, total weight, size_average, nframe, ndim,
+    //  classes, ignore index): one target read and one gradient element written per frame.
+    k.kind = CountedKind::kNllLossBackward;
+    k.bytes = {scalar_bytes(t[0]), scalar_bytes(t[1]), 0, 0};
+  } else if (ends_with(base, "elementwise_kernel_with_index") && p.size() == 3) {
+    // (N, f, out), RangeFactories.cu: the output type is behind the functor's result_type;
+    // 8 bytes (int64 / double, arange's usual outputs) bound it.
+    k.kind = CountedKind::kIndexFill;
+    k.bytes = {8, 0, 0, 0};
+    if (!count_arg(p, 0, 0, k)) return std::nullopt;
+    return k;
+  } else if (ends_with(base, "::lpnorm_cleanup") && t.size() == 5 && p.size() == 4) {
+    // <T, norm, out_t, apply_root, out_opmath_t>(per-chunk norms, addresses, ..., int
+    // max_chunks_per_tensor), ForeachReduceOp.cu: one block per tensor reads its chunks'
+    // partial norms and writes the tensor's norm.
+    k.kind = CountedKind::kNormCleanup;
+    k.op = "reduce";
+    k.bytes = {scalar_bytes(t[4]), scalar_bytes(t[2]), 0, 0};
+    if (k.bytes[0] == 0 || k.bytes[1] == 0 || !count_arg(p, 3, 0, k)) return std::nullopt;
+    return k;
+  } else {
+    return classify_embedding(base, t, p);
+  }
+  if (k.bytes[0] == 0 || k.bytes[1] == 0 || !count_arg(p, 6, 0, k)) return std::nullopt;
+  return k;
+}
+
+std::optional<Traffic> counted_traffic(const CountedKernel& k, void* const* args,
+                                       const std::array<uint32_t, 3>& grid) {
+  bool ok = true;
+  auto arg = [&](int i) { return args ? read_count(args, k.args[i], k.arg_bytes[i], ok) : 0; };
+  if (args == nullptr && k.args[0] >= 0) return std::nullopt;
+  const auto b = [&](int i) { return static_cast<uint64_t>(k.bytes[i]); };
+  Traffic w;
+  switch (k.kind) {
+    case CountedKind::kRandom:
+    case CountedKind::kIndexFill:
+      w.written = arg(0) * b(0);
+      break;
+    case CountedKind::kNllLossForward:
+      w.read = arg(0) * (b(0) + b(1));
+      w.written = 2 * b(0);  // the loss and the total weight
+      break;
+    case CountedKind::kNllLossBackward:
+      w.read = arg(0) * b(1);
+      w.written = arg(0) * b(0);
+      break;
+    case CountedKind::kRadixSortPass: {
+      const uint64_t n = arg(0);
+      w.read = w.written = n * (b(0) + b(1));
+      break;
+    }
+    case CountedKind::kRadixHistogram:
+      w.read = arg(0) * b(0);
+      break;
+    case CountedKind::kScan: {
+      const uint64_t n = arg(0);
+      w.read = n * b(0);
+      w.written = n * b(1);
+      break;
+    }
+    case CountedKind::kTileInit:
+      w.written = arg(0) * b(0);
+      break;
+    case CountedKind::kSelect: {
+      const uint64_t n = arg(0);
+      w.read = n * (b(0) + b(1));
+      w.written = n * (b(2) + b(3));
+      break;
+    }
+    case CountedKind::kEmbeddingScatter: {
+      // One segment per stride_warped threads: segments = blocks x block / stride_warped.
+      const uint64_t stride = arg(0), warped = arg(1);
+      if (warped == 0 || warped < stride) return std::nullopt;
+      const uint64_t segments = uint64_t{grid[0]} * std::min<uint64_t>(warped, 1024) / warped;
+      w.read = segments * (stride * b(2) + 2 * b(1));
+      w.written = segments * stride * b(0);
+      break;
+    }
+    case CountedKind::kSegmentCounts: {
+      const uint64_t n = arg(0);
+      w.read = 2 * n * b(0);
+      w.written = n * b(0);
+      break;
+    }
+    case CountedKind::kSegmentOffsets: {
+      const uint64_t n = uint64_t{grid[0]} * 32;
+      w.read = 3 * n * b(0);
+      w.written = n * b(0);
+      break;
+    }
+    case CountedKind::kNormCleanup:
+      w.read = uint64_t{grid[0]} * arg(0) * b(0);
+      w.written = uint64_t{grid[0]} * b(1);
+      break;
+    case CountedKind::kConstant:
+      break;
+  }
+  if (!ok) return std::nullopt;
+  return w;
+}
+
+}  // namespace phantora::shim

@@ -1,0 +1,55 @@
+// PyTorch kernels whose work is a count of items held in one integer parameter (or given by
+// the grid, one thread or row per item), with the item's bytes named by the kernel's template
+// arguments: random-number generation (normal_, uniform_, randint, ...), nll_loss, arange, the
+// CUB device-wide primitives PyTorch calls (radix-sort passes, histograms, scans,
+// unique-by-key, select, and their tile-state initialisation), embedding backward's segment
+// bookkeeping and final scatter, and the foreach-norm cleanup. Each is priced as memory traffic
+// (what it reads and writes through HBM); sources and the parameter positions are listed per
+// kind in torch_counted_kernels.cpp and docs/kernels.md. Pure string and byte work.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace phantora::shim {
+
+enum class CountedKind : uint8_t {
+  kRandom,            // distribution_elementwise_grid_stride_kernel(int64 numel, ...)
+  kNllLossForward,    // nll_loss_forward_reduce_cuda_kernel_2d(..., nframe, ...)
+  kNllLossBackward,   // nll_loss_backward_reduce_cuda_kernel_2d(..., nframe, ...)
+  kIndexFill,         // elementwise_kernel_with_index(N, f, out): arange, linspace
+  kRadixSortPass,     // cub DeviceRadixSortOnesweepKernel: one digit pass over keys and values
+  kRadixHistogram,    // cub DeviceRadixSortHistogramKernel: every digit's counts, keys read once
+  kScan,              // cub DeviceScanKernel: prefix sums (cumsum, exclusive_sum)
+  kTileInit,          // cub DeviceScanInitKernel / DeviceCompactInitKernel(tile state, tiles)
+  kSelect,            // cub DeviceUniqueByKeySweepKernel / DeviceSelectSweepKernel
+  kEmbeddingScatter,  // sum_and_scatter: per segment, its partial sums into the weight row
+  kSegmentCounts,     // krn_partials_per_segment(..., numel)
+  kSegmentOffsets,    // krn_partial_segment_offset: one thread per index, 32 per block
+  kNormCleanup,       // lpnorm_cleanup: one block per tensor over its per-chunk partial norms
+  kConstant,          // a single-thread or fixed-size kernel: the launch itself is the cost
+};
+
+struct CountedKernel {
+  CountedKind kind = CountedKind::kConstant;
+  const char* op = "elementwise";   // the cost model's memory-op token
+  std::array<int, 2> args{-1, -1};  // the parameters the kind reads (see the .cpp)
+  std::array<int, 2> arg_bytes{0, 0};
+  // Element sizes the kind's formula uses, from the name (see the .cpp per kind).
+  std::array<int, 4> bytes{0, 0, 0, 0};
+};
+
+// From the function's qualified name (no template arguments) and the whole demangled name;
+// nullopt when the kernel is not one of these or its parameters are not where expected.
+std::optional<CountedKernel> classify_counted(std::string_view base, std::string_view demangled);
+
+struct Traffic {
+  uint64_t read = 0, written = 0;
+};
+// What one launch moves; nullopt when a count read from the arguments is implausible.
+std::optional<Traffic> counted_traffic(const CountedKernel& k, void* const* args,
+                                       const std::array<uint32_t, 3>& grid);
+
+}  // namespace phantora::shim

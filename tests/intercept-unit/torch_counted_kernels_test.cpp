@@ -1,0 +1,263 @@
+// The counted kernels (torch_counted_kernels.hpp): names as PyTorch 2.15's CUDA 13 build
+// launches them in the example GPT's step (weight init, loss, embedding backward), the launch
+// arguments as the kernels' parameter lists lay them out, and the bytes worked out by hand from
+// what each kernel reads and writes.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include "torch_kernel_args.hpp"
+#include "torch_kernel_name.hpp"
+
+using namespace phantora::shim;
+
+namespace {
+
+TorchKernel from_mangled(const char* mangled) {
+  return classify_torch_kernel(demangle(mangled));
+}
+
+// normal_(): an fp32 tensor of 768 x 2048 filled from the Philox generator.
+constexpr const char* kNormal =
+    "_ZN2at6native54_GLOBAL__N__8e11a5fb_21_DistributionNormal_cu_0c5b6e8543distribution_"
+    "elementwise_grid_stride_kernelIfLi4EZNS0_9templates4cuda20normal_and_transformIffPNS_"
+    "17CUDAGeneratorImplEZZZNS4_13normal_kernelIS7_EEvRKNS_10TensorBaseEddT_ENKUlvE_clEvENKUlvE0_"
+    "clEvEUlfE_EEvRNS_18TensorIteratorBaseET1_T2_EUlP24curandStatePhilox4_32_10E_ZNS1_27distribu"
+    "tion_nullary_kernelIff6float4S7_SM_SF_EEvSH_SJ_RKT3_T4_EUlifE_EEvlNS_15PhiloxCudaStateESI_SJ_";
+// randint(): int64 token ids, drawn as uint32 (the accumulate type) and written as int64.
+constexpr const char* kRandint =
+    "_ZN2at6native60_GLOBAL__N__ea7ea33f_27_DistributionRandomKernel_cu_f88cee4443distribution_"
+    "elementwise_grid_stride_kernelIjLi4EZZZNS0_9templates4cuda21random_from_to_kernelIPNS_"
+    "17CUDAGeneratorImplEEEvRNS_18TensorIteratorBaseEmlT_ENKUlvE_clEvENKUlvE2_clEvEUlP24curand"
+    "StatePhilox4_32_10E0_ZNS1_27distribution_nullary_kernelIlj5uint4S7_SF_ZZZS5_IS7_EvS9_mlSA_"
+    "ENKSB_clEvENKSC_clEvEUljE_EEvS9_T2_RKT3_T4_EUlijE_EEvlNS_15PhiloxCudaStateET1_SJ_";
+
+TEST(TorchCountedKernels, RandomNumbersWriteNumelElementsOfTheOutputType) {
+  const TorchKernel normal = from_mangled(kNormal);
+  ASSERT_EQ(normal.family, TorchFamily::kCounted);
+  EXPECT_EQ(normal.counted.kind, CountedKind::kRandom);
+  int64_t numel = 768 * 2048;
+  const char philox[24] = {};
+  void* args[] = {&numel, const_cast<char*>(philox), nullptr, nullptr};
+  auto w = launch_work(normal, args, {132, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_STREQ(w->op, "random");
+  EXPECT_EQ(w->bytes_read, 0u);
+  EXPECT_EQ(w->bytes_written, 768u * 2048 * 4);
+
+  const TorchKernel randint = from_mangled(kRandint);
+  ASSERT_EQ(randint.family, TorchFamily::kCounted);
+  numel = 8 * 1024;
+  w = launch_work(randint, args, {64, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->bytes_written, 8u * 1024 * 8);  // int64 out, not the uint32 draws
+
+  numel = -1;  // misread: not priced
+  EXPECT_FALSE(launch_work(normal, args, {1, 1, 1}).has_value());
+}
+
+TEST(TorchCountedKernels, NllLossReadsOneLogitAndTargetPerFrame) {
+  const TorchKernel fwd = from_mangled(
+      "_ZN2at6native39_GLOBAL__N__6bd09d29_7_Loss_cu_5b0651e138nll_loss_forward_reduce_cuda_"
+      "kernel_2dIfflEEvPT_S4_PKS3_PKT1_S6_bllll");
+  ASSERT_EQ(fwd.family, TorchFamily::kCounted);
+  const void* p = nullptr;
+  bool average = true;
+  int64_t nframe = 8192, ndim = 50304, classes = 50304, ignore = -100;
+  void* fa[] = {&p, &p, &p, &p, &p, &average, &nframe, &ndim, &classes, &ignore};
+  auto w = launch_work(fwd, fa, {1, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->bytes_read, 8192u * (4 + 8));  // fp32 log-probability + int64 target
+  EXPECT_EQ(w->bytes_written, 2u * 4);
+
+  const TorchKernel bwd = from_mangled(
+      "_ZN2at6native39_GLOBAL__N__6bd09d29_7_Loss_cu_5b0651e139nll_loss_backward_reduce_cuda_"
+      "kernel_2dIflEEvPT_PKS3_PKT0_S6_S6_biill");
+  ASSERT_EQ(bwd.family, TorchFamily::kCounted);
+  int32_t frames = 8192, dims = 50304;
+  void* ba[] = {&p, &p, &p, &p, &p, &average, &frames, &dims, &classes, &ignore};
+  w = launch_work(bwd, ba, {1, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->bytes_read, 8192u * 8);
+  EXPECT_EQ(w->bytes_written, 8192u * 4);
+}
+
+TEST(TorchCountedKernels, ArangeWritesNElements) {
+  const TorchKernel arange = from_mangled(
+      "_ZN50_GLOBAL__N__2fa45684_17_RangeFactories_cu_38772b0829elementwise_kernel_with_indexIiZZZ"
+      "N2at6native15arange_cuda_outERKN3c106ScalarES6_S6_RNS1_6TensorEENKUlvE_clEvENKUlvE5_clEvEU"
+      "llE_EEvT_T0_PN15function_traitsISD_E11result_typeE");
+  ASSERT_EQ(arange.family, TorchFamily::kCounted);
+  int32_t n = 1024;
+  void* args[] = {&n, nullptr, nullptr};
+  const auto w = launch_work(arange, args, {4, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->bytes_written, 1024u * 8);
+}
+
+TEST(TorchCountedKernels, CubSortPassesScansAndUniqueCountTheirItems) {
+  const void* p = nullptr;
+  int32_t bits = 8;
+  // Sorting 8192 int64 keys with 8-byte values: one onesweep pass reads and writes both.
+  const TorchKernel pass = from_mangled(
+      "_ZN14at_cuda_detail3cub6detail10radix_sort29DeviceRadixSortOnesweepKernelINS1_5radix10polic"
+      "y_hubIlN2at4cuda3cub6detail10OpaqueTypeILi8EEEyE10Policy1000ELNS0_9SortOrderE0ElSB_yiiNS1_"
+      "21identity_decomposer_tEEEvPT5_SH_PT3_PKSI_PT1_PKSM_PT2_PKSQ_T4_iiT6_");
+  ASSERT_EQ(pass.family, TorchFamily::kCounted);
+  int32_t items = 8192, bit = 0;
+  char decomposer = 0;
+  void* sa[] = {&p, &p, &p, &p, &p, &p, &p, &p, &items, &bit, &bits, &decomposer};
+  auto w = launch_work(pass, sa, {2, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_STREQ(w->op, "sort");
+  EXPECT_EQ(w->bytes_read, 8192u * 16);
+  EXPECT_EQ(w->bytes_written, 8192u * 16);
+
+  const TorchKernel hist = from_mangled(
+      "_ZN14at_cuda_detail3cub6detail10radix_sort30DeviceRadixSortHistogramKernelINS1_5radix10pol"
+      "icy_hubIlN2at4cuda3cub6detail10OpaqueTypeILi8EEEyE10Policy1000ELNS0_9SortOrderE0ElyNS1_21id"
+      "entity_decomposer_tEEEvPT2_PKT1_SG_iiT3_");
+  ASSERT_EQ(hist.family, TorchFamily::kCounted);
+  uint64_t n64 = 8192;
+  int32_t end_bit = 64;
+  void* ha[] = {&p, &p, &n64, &bit, &end_bit, &decomposer};
+  w = launch_work(hist, ha, {1, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->bytes_read, 8192u * 8);
+  EXPECT_EQ(w->bytes_written, 0u);
+
+  // The exclusive sum of one pass's bins: a fixed-size kernel, priced as the launch alone.
+  const TorchKernel bins = from_mangled(
+      "_ZN14at_cuda_detail3cub6detail10radix_sort33DeviceRadixSortExclusiveSumKernelINS1_5radix10"
+      "policy_hubIlN2at4cuda3cub6detail10OpaqueTypeILi8EEEyE10Policy1000EyEEvPT0_");
+  ASSERT_EQ(bins.family, TorchFamily::kCounted);
+  void* ea[] = {&p};
+  w = launch_work(bins, ea, {8, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->bytes_read + w->bytes_written, 0u);
+
+  // exclusive_sum of 8192 int64: read and written once.
+  const TorchKernel scan = from_mangled(
+      "_ZN14at_cuda_detail3cub6detail4scan16DeviceScanKernelINS2_10policy_hubIllljN2at4cuda3cub38"
+      "_GLOBAL__N__365f5212_6_cub_cu_8a0ccfeb5SumOpIlEEE10Policy1000EPKlPlNS0_13ScanTileStateIlL"
+      "b1EEESA_NS1_10InputValueIlSF_EEjlLb0ElEEvT0_T1_T2_iT3_T4_T5_");
+  ASSERT_EQ(scan.family, TorchFamily::kCounted);
+  uint32_t n32 = 8192;
+  int32_t start_tile = 0;
+  char tile_state[16] = {}, op = 0, init[16] = {};
+  void* ca[] = {&p, &p, tile_state, &start_tile, &op, init, &n32};
+  w = launch_work(scan, ca, {4, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_STREQ(w->op, "scan");
+  EXPECT_EQ(w->bytes_read, 8192u * 8);
+  EXPECT_EQ(w->bytes_written, 8192u * 8);
+
+  const TorchKernel init_tiles = from_mangled(
+      "_ZN14at_cuda_detail3cub6detail4scan20DeviceScanInitKernelINS0_13ScanTileStateIlLb1EEEEEvT_"
+      "i");
+  ASSERT_EQ(init_tiles.family, TorchFamily::kCounted);
+  int32_t tiles = 4;
+  void* ia[] = {tile_state, &tiles};
+  w = launch_work(init_tiles, ia, {1, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->bytes_written, 4u * 16);
+
+  // unique_by_key(sorted int64 keys, counting iterator values, no keys out, int64 offsets out):
+  // keys read, the values generated (no memory), at most every item's offset written.
+  const TorchKernel unique = from_mangled(
+      "_ZN14at_cuda_detail3cub6detail13unique_by_key28DeviceUniqueByKeySweepKernelINS2_10policy_h"
+      "ubIllE10Policy1000EPKlN6thrust38_V_300200_SM_750_800_860_900_1000_120017counting_iterator"
+      "IlNSA_11use_defaultESC_SC_NSA_18compile_time_valueILi1EEEEEPlSG_SG_NS0_13ScanTileStateIyLb"
+      "1EEEN4cuda3std3__48equal_toIvEEyNS2_11VSMemHelperEEEvT0_T1_T2_T3_T4_T5_T6_T7_iNS1_7vsmem_"
+      "tE");
+  ASSERT_EQ(unique.family, TorchFamily::kCounted);
+  int64_t counting = 0;
+  char eq = 0, vsmem[16] = {};
+  void* ua[] = {&p, &counting, &p, &p, &p, tile_state, &eq, &n64, &tiles, vsmem};
+  w = launch_work(unique, ua, {4, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->bytes_read, 8192u * 8);
+  EXPECT_EQ(w->bytes_written, 8192u * (8 + 8));
+}
+
+TEST(TorchCountedKernels, EmbeddingScatterOneSegmentPerIndexAtMost) {
+  // 8192 token ids into a 768-wide bf16 embedding: launched with blocks of
+  // min(stride_warped, 1024) = 768 threads, ceil(8192 x 768 / 768) = 8192 blocks, one per
+  // (possible) segment; each reads its fp32 partial sums and two indices, writes one bf16 row.
+  const TorchKernel scatter = from_mangled(
+      "_ZN2at6native59_GLOBAL__N__791b8af4_26_EmbeddingBackwardKernel_cu_5d1cf09b15sum_and_scatter"
+      "IN3c108BFloat16ElEEvPKT0_PT_lS7_PKlPKNS_14AccumulateTypeIS8_Lb1EE4typeES7_SB_ll");
+  ASSERT_EQ(scatter.family, TorchFamily::kCounted);
+  const void* p = nullptr;
+  int64_t stride = 768, padding = -1, warped = 768;
+  void* args[] = {&p, &p, &stride, &p, &p, &p, &p, &p, &padding, &warped};
+  auto w = launch_work(scatter, args, {8192, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->bytes_read, 8192u * (768 * 4 + 2 * 8));
+  EXPECT_EQ(w->bytes_written, 8192u * 768 * 2);
+  // Rows wider than a block: 4096 wide (stride_warped 4096) in blocks of 1024, four per segment.
+  stride = warped = 4096;
+  w = launch_work(scatter, args, {4 * 100, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->bytes_written, 100u * 4096 * 2);
+
+  const TorchKernel counts = from_mangled(
+      "_ZN2at6native59_GLOBAL__N__791b8af4_26_EmbeddingBackwardKernel_cu_5d1cf09b24krn_partials_p"
+      "er_segmentIlEEvPT_PKS3_PKll");
+  ASSERT_EQ(counts.family, TorchFamily::kCounted);
+  int64_t numel = 8192;
+  void* ca[] = {&p, &p, &p, &numel};
+  w = launch_work(counts, ca, {256, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->bytes_read, 2u * 8192 * 8);
+  EXPECT_EQ(w->bytes_written, 8192u * 8);
+
+  const TorchKernel offsets = from_mangled(
+      "_ZN2at6native59_GLOBAL__N__791b8af4_26_EmbeddingBackwardKernel_cu_5d1cf09b26krn_partial_seg"
+      "ment_offsetIlEEvPT_PKS3_S6_S6_PKl");
+  ASSERT_EQ(offsets.family, TorchFamily::kCounted);
+  void* oa[] = {&p, &p, &p, &p, &p};
+  w = launch_work(offsets, oa, {256, 1, 1});  // ceil(8192 / 32) blocks of 32
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->bytes_written, 8192u * 8);
+
+  EXPECT_EQ(from_mangled("_ZN2at6native59_GLOBAL__N__791b8af4_26_EmbeddingBackwardKernel_cu_5d1cf"
+                         "09b31compute_num_of_partial_segmentsIlEEvPKT_S5_PKlPl")
+                .family,
+            TorchFamily::kCounted);
+}
+
+TEST(TorchCountedKernels, ForeachNormCleanupReadsEachTensorsChunks) {
+  // 148 tensors (one block each), up to 12 chunks' fp32 partial norms each.
+  const TorchKernel cleanup = from_mangled(
+      "_ZN2at6native14lpnorm_cleanupIfLNS0_8NormTypeE2EfLb1EfEEvPKT3_NS0_19TensorListAddressesEP"
+      "Kli");
+  ASSERT_EQ(cleanup.family, TorchFamily::kCounted);
+  const void* p = nullptr;
+  char addresses[8] = {};
+  int32_t chunks = 12;
+  void* args[] = {&p, addresses, &p, &chunks};
+  const auto w = launch_work(cleanup, args, {148, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->bytes_read, 148u * 12 * 4);
+  EXPECT_EQ(w->bytes_written, 148u * 4);
+}
+
+TEST(TorchCountedKernels, UnknownIteratorsAndMisplacedCountsAreNotPriced) {
+  // A scan over a transform iterator reads memory the name does not size: left to the default.
+  EXPECT_EQ(classify_torch_kernel(
+                "void at_cuda_detail::cub::detail::scan::DeviceScanKernel<P, "
+                "thrust::transform_iterator<F, long const*>, long*, S, Op, I, unsigned int, long, "
+                "false, long>(thrust::transform_iterator<F, long const*>, long*, S, int, Op, I, "
+                "unsigned int)")
+                .family,
+            TorchFamily::kUnknown);
+  // A histogram whose count parameter is not an integer.
+  EXPECT_EQ(classify_torch_kernel("void at_cuda_detail::cub::detail::radix_sort::"
+                                  "DeviceRadixSortHistogramKernel<P, O, long, unsigned long long, "
+                                  "D>(unsigned long long*, long const*, float, int, int, D)")
+                .family,
+            TorchFamily::kUnknown);
+}
+
+}  // namespace
