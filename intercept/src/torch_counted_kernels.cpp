@@ -142,6 +142,16 @@ std::optional<CountedKernel> classify_embedding(std::string_view base,
     k.kind = CountedKind::kSegmentOffsets;
     k.bytes = {scalar_bytes(t[0]), 0, 0, 0};
     if (k.bytes[0] == 0) return std::nullopt;
+  } else if (ends_with(base, "::embedding_backward_feature_kernel") && t.size() == 3 &&
+             p.size() == 6) {
+    // <T, acc, index_t>(indices, grad, grad weight, int n, int64 stride, int padding): the
+    // backward for few indices; every index's gradient row read and added into its weight row
+    // (at most n distinct rows: the bound).
+    k.kind = CountedKind::kEmbeddingRows;
+    k.op = "reduce";
+    k.bytes = {scalar_bytes(t[0]), scalar_bytes(t[2]), 0, 0};
+    if (k.bytes[0] == 0 || k.bytes[1] == 0 || !count_arg(p, 3, 0, k) || !count_arg(p, 4, 1, k))
+      return std::nullopt;
   } else if (ends_with(base, "::compute_num_of_partial_segments") ||
              ends_with(base, "::write_num_of_segments_for_legacy_thrust_path")) {
     k.kind = CountedKind::kConstant;  // <<<1, 1>>>: one value
@@ -198,6 +208,24 @@ std::optional<CountedKernel> classify_counted(std::string_view base, std::string
     k.kind = CountedKind::kIndexFill;
     k.bytes = {8, 0, 0, 0};
     if (!count_arg(p, 0, 0, k)) return std::nullopt;
+    return k;
+  } else if (ends_with(base, "::roll_cuda_kernel") && t.size() == 1 && p.size() == 8) {
+    // <T>(in, out, int64 N, roll dim, start, size, stride, total dims), TensorTransformations.cu
+    k.kind = CountedKind::kCopy;
+    k.bytes = {scalar_bytes(t[0]), 0, 0, 0};
+    if (k.bytes[0] == 0 || !count_arg(p, 2, 0, k)) return std::nullopt;
+    return k;
+  } else if (base == "at::native::index_elementwise_kernel" && p.size() == 2) {
+    // <threads, vt, lambda>(int64 N, lambda), IndexKernel.cu: index / index_put_ over N output
+    // elements of OpaqueType<size>; each reads its source element and an int64 index (one
+    // indexed dimension; more would read more indices) and writes one element.
+    k.kind = CountedKind::kIndexCopy;
+    const size_t at = d.find("OpaqueType<");
+    const std::vector<std::string_view> opaque = at == std::string_view::npos
+                                                     ? std::vector<std::string_view>{}
+                                                     : template_args(d.substr(at));
+    k.bytes = {opaque.size() == 1 ? std::atoi(std::string(opaque[0]).c_str()) : 0, 8, 0, 0};
+    if (k.bytes[0] <= 0 || !count_arg(p, 0, 0, k)) return std::nullopt;
     return k;
   } else if (ends_with(base, "::lpnorm_cleanup") && t.size() == 5 && p.size() == 4) {
     // <T, norm, out_t, apply_root, out_opmath_t>(per-chunk norms, addresses, ..., int
@@ -283,6 +311,21 @@ std::optional<Traffic> counted_traffic(const CountedKernel& k, void* const* args
       w.read = uint64_t{grid[0]} * arg(0) * b(0);
       w.written = uint64_t{grid[0]} * b(1);
       break;
+    case CountedKind::kEmbeddingRows: {
+      const uint64_t n = arg(0), stride = arg(1);
+      w.read = n * (stride * b(0) + b(1)) + n * stride * b(0);  // gradient rows, weight rows
+      w.written = n * stride * b(0);
+      break;
+    }
+    case CountedKind::kCopy:
+      w.read = w.written = arg(0) * b(0);
+      break;
+    case CountedKind::kIndexCopy: {
+      const uint64_t n = arg(0);
+      w.read = n * (b(0) + b(1));
+      w.written = n * b(0);
+      break;
+    }
     case CountedKind::kConstant:
       break;
   }

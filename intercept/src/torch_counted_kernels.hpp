@@ -1,11 +1,13 @@
 // PyTorch kernels whose work is a count of items held in one integer parameter (or given by
 // the grid, one thread or row per item), with the item's bytes named by the kernel's template
-// arguments: random-number generation (normal_, uniform_, randint, ...), nll_loss, arange, the
+// arguments: random-number generation (normal_, uniform_, randint, ...), nll_loss, arange, roll,
+// advanced indexing, the
 // CUB device-wide primitives PyTorch calls (radix-sort passes, histograms, scans,
 // unique-by-key, select, and their tile-state initialisation), embedding backward's segment
-// bookkeeping and final scatter, and the foreach-norm cleanup. Each is priced as memory traffic
-// (what it reads and writes through HBM); sources and the parameter positions are listed per
-// kind in torch_counted_kernels.cpp and docs/kernels.md. Pure string and byte work.
+// bookkeeping and final scatter (and its small-batch variant), and the foreach-norm cleanup. Each
+// is priced as memory traffic (what it reads and writes through HBM); sources and the parameter
+// positions are listed per kind in torch_counted_kernels.cpp and docs/kernels.md. Pure string and
+// byte work.
 #pragma once
 
 #include <array>
@@ -29,6 +31,9 @@ enum class CountedKind : uint8_t {
   kSegmentCounts,     // krn_partials_per_segment(..., numel)
   kSegmentOffsets,    // krn_partial_segment_offset: one thread per index, 32 per block
   kNormCleanup,       // lpnorm_cleanup: one block per tensor over its per-chunk partial norms
+  kEmbeddingRows,     // embedding_backward_feature_kernel(indices, grad, weight grad, n, stride)
+  kCopy,              // roll_cuda_kernel(in, out, N, ...): every element read and written once
+  kIndexCopy,         // index_elementwise_kernel(N, f): advanced indexing and index_put_
   kConstant,          // a single-thread or fixed-size kernel: the launch itself is the cost
 };
 

@@ -1,5 +1,6 @@
 #include "torch_kernel_args.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "byte_reads.hpp"
@@ -80,11 +81,12 @@ int scalar_type_bytes(int8_t code) {
 std::optional<ReduceArgs> read_reduce(const TorchKernel& k, void* const* args) {
   if (k.family != TorchFamily::kReduce || k.ops_bytes == 0 || args == nullptr) return std::nullopt;
   const int acc = k.accumulator.bytes;
-  if (acc <= 0 || acc > 8) return std::nullopt;
+  if (acc <= 0 || acc > 16) return std::nullopt;
+  const int acc_align = std::min(acc, 8);  // pair<T, int64> and complex<double>: 8-aligned
   const auto* p = static_cast<const uint8_t*>(args[0]);
   // ReduceOp: ops, ident, config, input_calc, output_calc, src, dst[2], acc_buf, cta_buf,
   // semaphores, base_idx, accumulate, final_output, noutputs.
-  const size_t ident = align_up(static_cast<size_t>(k.ops_bytes), static_cast<size_t>(acc));
+  const size_t ident = align_up(static_cast<size_t>(k.ops_bytes), static_cast<size_t>(acc_align));
   const size_t config = align_up(ident + acc, 4);
   const size_t input_calc = config + kReduceConfigBytes;
   const size_t output_calc = input_calc + offset_calc_bytes(1);
@@ -94,7 +96,9 @@ std::optional<ReduceArgs> read_reduce(const TorchKernel& k, void* const* args) {
   r.element_size = load<int32_t>(p, config);
   const int32_t num_inputs = load<int32_t>(p, config + 4);
   const int32_t num_outputs = load<int32_t>(p, config + 8);
-  if (r.element_size != k.scalar.bytes || num_inputs < 1 || num_outputs < 1) return std::nullopt;
+  // ReduceConfig holds sizeof(arg_t), the accumulator's size (Reduce.cuh: setReduceConfig), not
+  // the input element's: a bf16 sum says 4.
+  if (r.element_size != acc || num_inputs < 1 || num_outputs < 1) return std::nullopt;
   r.num_inputs = static_cast<uint64_t>(num_inputs);
   r.num_outputs = static_cast<uint64_t>(num_outputs);
   auto in = read_calc(p + input_calc, 1);
@@ -228,8 +232,9 @@ std::optional<LaunchWork> launch_work(const TorchKernel& k, const DecodedArgs& d
       const auto& r = decoded.reduce;
       if (!r) return std::nullopt;
       w.op = "reduce";
-      w.bytes_read = r->num_inputs * r->num_outputs * static_cast<uint64_t>(r->element_size);
+      w.bytes_read = r->num_inputs * r->num_outputs * static_cast<uint64_t>(k.scalar.bytes);
       w.bytes_written = r->num_outputs * static_cast<uint64_t>(k.out_scalar.bytes);
+      if (r->noutputs == 2) w.bytes_written += r->num_outputs * 8;  // the int64 indices
       return w;
     }
     case TorchFamily::kCat: {
@@ -324,12 +329,16 @@ std::optional<LaunchWork> launch_work(const TorchKernel& k, const DecodedArgs& d
       const uint64_t seq_m = uint64_t{grid[0]} * static_cast<uint64_t>(k.flash_block_m);
       switch (k.flash) {
         case FlashKernel::kForward:
-        case FlashKernel::kBackward: {
-          const uint64_t seq = k.flash == FlashKernel::kForward
+        case FlashKernel::kBackward:
+        case FlashKernel::kForwardSplitKv: {
+          const uint64_t seq = k.flash != FlashKernel::kBackward
                                    ? seq_m
                                    : uint64_t{grid[0]} * static_cast<uint64_t>(k.flash_block_n);
           LaunchWork::Attention a;
-          a.batch = static_cast<uint32_t>(b);
+          // A split launch spreads the keys over grid y and folds batch into heads (grid z):
+          // the whole attention is still this one launch's work.
+          const bool split = k.flash == FlashKernel::kForwardSplitKv && k.flash_split;
+          a.batch = static_cast<uint32_t>(split ? 1 : b);
           a.heads = static_cast<uint32_t>(h);
           a.seq_q = a.seq_k = static_cast<uint32_t>(seq);
           a.head_dim = static_cast<uint32_t>(d);
@@ -351,6 +360,16 @@ std::optional<LaunchWork> launch_work(const TorchKernel& k, const DecodedArgs& d
           w.bytes_read = b * h * seq_m * d * 4;
           w.bytes_written = b * h * seq_m * d * e;
           return w;
+        case FlashKernel::kSplitKvCombine: {
+          // Rows of batch x heads x queries, kBlockM per block: every split's fp32 partial
+          // output and row sum read (the split count is on the device: its maximum is taken),
+          // the output row written.
+          const uint64_t rows = uint64_t{grid[0]} * static_cast<uint64_t>(k.flash_combine_rows);
+          w.op = "elementwise";
+          w.bytes_read = rows * static_cast<uint64_t>(k.flash_max_splits) * (d * 4 + 4);
+          w.bytes_written = rows * d * e;
+          return w;
+        }
       }
       return std::nullopt;
     }

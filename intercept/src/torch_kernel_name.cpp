@@ -172,6 +172,12 @@ void element_sizes(std::string_view functor, TorchKernel& k) {
 int operand_count(std::string_view functor) {
   if (functor.find("FillFunctor<") != std::string_view::npos) return 1;
   if (functor.find("BinaryFunctor<") != std::string_view::npos) return 3;
+  // BinaryOps' add functors: (self, other), or one tensor with the other a CPU scalar.
+  if (functor.find("CUDAFunctor_add<") != std::string_view::npos) return 3;
+  if (functor.find("CUDAFunctorOnSelf_add<") != std::string_view::npos ||
+      functor.find("CUDAFunctorOnOther_add<") != std::string_view::npos) {
+    return 2;
+  }
   if (functor.find("UnaryFunctor<") != std::string_view::npos) return 2;
   const std::vector<std::string_view> params = lambda_params(functor);
   if (!params.empty()) return static_cast<int>(params.size()) + 1;
@@ -204,7 +210,8 @@ int ops_size(std::string_view ops) {
   for (const std::string_view empty :
        {"at::native::MaxOps<", "at::native::MinOps<", "at::native::NormTwoOps<",
         "at::native::NormOneOps<", "at::native::NormZeroOps<", "at::native::AbsMaxOps<",
-        "at::native::AbsMinOps<", "at::native::NanSumOps<"}) {
+        "at::native::AbsMinOps<", "at::native::NanSumOps<", "at::native::ArgMaxOps<",
+        "at::native::ArgMinOps<"}) {
     if (ops.find(empty) == 0) return 1;
   }
   if (ops.find("at::native::NormOps<") == 0) {
@@ -230,12 +237,24 @@ void classify_reduce(std::string_view d, TorchKernel& k) {
   k.functor = std::string(r[1]);
   k.reduce_op = reduce_op_of(r[1]);
   k.ops_bytes = ops_size(r[1]);
-  // The accumulator: func_wrapper_t<acc, F>, MaxOps<acc>, MeanOps<scalar, acc, factor, out>.
+  // The accumulator (ReduceOp's arg_t, the type of ident): the combining lambda's parameter
+  // for func_wrapper_t<scalar, F> (a bf16 sum accumulates in float: {lambda(float, float)}),
+  // MeanOps<scalar, acc, factor, out>'s second argument, and for the ops that track an index
+  // (MaxOps / MinOps / ArgMaxOps / ArgMinOps, SharedReduceOps.h) a pair<T, int64>: 16 bytes,
+  // 8-aligned, named so that it is never computed with.
   const std::vector<std::string_view> o = template_args(r[1]);
   if (!o.empty()) {
     std::string_view acc = o[0];
     if (r[1].find("at::native::MeanOps<") == 0 && o.size() >= 2) acc = o[1];
+    if (r[1].find("at::native::func_wrapper_t<") == 0) {
+      const std::vector<std::string_view> params = lambda_params(r[1]);
+      if (!params.empty() && scalar_bytes(params[0]) > 0) acc = params[0];
+    }
     k.accumulator = {std::string(acc), scalar_bytes(acc)};
+    for (std::string_view indexed : {"at::native::MaxOps<", "at::native::MinOps<",
+                                     "at::native::ArgMaxOps<", "at::native::ArgMinOps<"}) {
+      if (r[1].find(indexed) == 0) k.accumulator = {"at::native::pair<value, long>", 16};
+    }
   }
   if (k.scalar.bytes == 0 || k.out_scalar.bytes == 0) return;
   k.family = TorchFamily::kReduce;
@@ -372,14 +391,19 @@ void classify_flash(std::string_view base, std::string_view d, TorchKernel& k) {
   struct Kind {
     std::string_view name;
     FlashKernel kind;
-    bool causal_arg;  // the causal flag is the third template argument
+    int causal_arg;  // the template argument holding the causal flag (-1: none)
   };
   static constexpr Kind kKinds[] = {
-      {"pytorch_flash::flash_fwd_kernel", FlashKernel::kForward, true},
-      {"pytorch_flash::flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel", FlashKernel::kBackward, true},
-      {"pytorch_flash::flash_bwd_dq_dk_dv_loop_kernel", FlashKernel::kBackward, true},
-      {"pytorch_flash::flash_bwd_dot_do_o_kernel", FlashKernel::kDotDoO, false},
-      {"pytorch_flash::flash_bwd_convert_dq_kernel", FlashKernel::kConvertDq, false},
+      // <traits, Is_dropout, Is_causal, ...>
+      {"pytorch_flash::flash_fwd_kernel", FlashKernel::kForward, 2},
+      {"pytorch_flash::flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel", FlashKernel::kBackward, 2},
+      {"pytorch_flash::flash_bwd_dq_dk_dv_loop_kernel", FlashKernel::kBackward, 2},
+      {"pytorch_flash::flash_bwd_dot_do_o_kernel", FlashKernel::kDotDoO, -1},
+      {"pytorch_flash::flash_bwd_convert_dq_kernel", FlashKernel::kConvertDq, -1},
+      // <traits, Is_causal, Is_local, Has_alibi, Is_even_MN, Is_even_K, Is_softcap, Split, ...>
+      {"pytorch_flash::flash_fwd_splitkv_kernel", FlashKernel::kForwardSplitKv, 1},
+      // <traits, kBlockM, Log_max_splits, Is_even_K>
+      {"pytorch_flash::flash_fwd_splitkv_combine_kernel", FlashKernel::kSplitKvCombine, -1},
   };
   for (const Kind& kind : kKinds) {
     if (base != kind.name) continue;
@@ -399,9 +423,20 @@ void classify_flash(std::string_view base, std::string_view d, TorchKernel& k) {
     k.flash_block_n = std::atoi(std::string(t[2]).c_str());
     if (k.flash_head_dim <= 0 || k.flash_block_m <= 0 || k.flash_block_n <= 0) return;
     k.flash_bf16 = traits.find("bfloat16") != std::string_view::npos;
-    if (kind.causal_arg) {
+    if (kind.causal_arg >= 0) {
+      if (targs.size() <= static_cast<size_t>(kind.causal_arg)) return;
+      k.flash_causal = targs[kind.causal_arg] == "true";
+    }
+    if (kind.kind == FlashKernel::kForwardSplitKv) {
+      if (targs.size() < 8) return;
+      k.flash_split = targs[7] == "true";
+    }
+    if (kind.kind == FlashKernel::kSplitKvCombine) {
       if (targs.size() < 3) return;
-      k.flash_causal = targs[2] == "true";
+      k.flash_combine_rows = std::atoi(std::string(targs[1]).c_str());
+      const int log_splits = std::atoi(std::string(targs[2]).c_str());
+      if (k.flash_combine_rows <= 0 || log_splits < 0 || log_splits > 10) return;
+      k.flash_max_splits = 1 << log_splits;
     }
     k.flash = kind.kind;
     k.family = TorchFamily::kFlashAttention;

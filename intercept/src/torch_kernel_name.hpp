@@ -53,6 +53,13 @@ enum class FlashKernel : uint8_t {
   kBackward,   // flash_bwd_dq_dk_dv_loop[_seqk_parallel]_kernel: grid (key blocks, batch, heads)
   kDotDoO,     // flash_bwd_dot_do_o_kernel: rowsum(dO * O), grid (query blocks, batch, heads)
   kConvertDq,  // flash_bwd_convert_dq_kernel: fp32 dQ accumulator to dQ
+  // flash_fwd_splitkv_kernel: the forward with the keys split across blocks (chosen when the
+  // query blocks alone would not fill the GPU); grid (query blocks, splits, batch x heads), or
+  // (query blocks, batch, heads) when it is not split.
+  kForwardSplitKv,
+  // flash_fwd_splitkv_combine_kernel<traits, kBlockM, log2 max splits, ...>: the splits'
+  // partial outputs and row sums (fp32) merged; grid (ceil(batch x heads x queries / kBlockM)).
+  kSplitKvCombine,
 };
 
 struct ScalarType {
@@ -101,6 +108,9 @@ struct TorchKernel {
   bool flash_causal = false;
   int flash_elem_bytes = 2;
   bool flash_bf16 = true;
+  bool flash_split = false;    // kForwardSplitKv: the Split template flag
+  int flash_combine_rows = 0;  // kSplitKvCombine: kBlockM
+  int flash_max_splits = 0;    // kSplitKvCombine: 2^Log_max_splits
   // kMultiTensor: the metadata and lists the functor touches, and the array sizes of the
   // PyTorch build (set by the shim for the process: registry.cpp).
   MultiTensorKernel multi_tensor;

@@ -261,3 +261,58 @@ TEST(TorchCountedKernels, UnknownIteratorsAndMisplacedCountsAreNotPriced) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(TorchCountedKernels, SmallEmbeddingBackwardRollAndIndexing) {
+  // embedding_backward_feature_kernel<bf16, float, int64>(indices, grad, grad weight, int n,
+  // int64 stride, int padding): n gradient rows (+ indices) read, as many weight rows
+  // read-modified-written at most.
+  const TorchKernel rows = classify_torch_kernel(
+      "void at::native::(anonymous namespace)::embedding_backward_feature_kernel<c10::BFloat16, "
+      "float, long>(long const*, c10::BFloat16 const*, c10::BFloat16*, int, long, int)");
+  ASSERT_EQ(rows.family, TorchFamily::kCounted);
+  const void* p = nullptr;
+  int32_t n = 512, padding = -1;
+  int64_t stride = 256;
+  void* ea[] = {&p, &p, &p, &n, &stride, &padding};
+  auto w = launch_work(rows, ea, {8, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->bytes_read, 512u * (256 * 2 + 8) + 512u * 256 * 2);
+  EXPECT_EQ(w->bytes_written, 512u * 256 * 2);
+
+  // roll_cuda_kernel<int64>(in, out, int64 N, ...): every element moved once.
+  const TorchKernel roll = classify_torch_kernel(
+      "void at::native::roll_cuda_kernel<long>(long const*, long*, long, long, long, long, long, "
+      "long)");
+  ASSERT_EQ(roll.family, TorchFamily::kCounted);
+  int64_t count = 4096, zero = 0;
+  void* ra[] = {&p, &p, &count, &zero, &zero, &zero, &zero, &zero};
+  w = launch_work(roll, ra, {4, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->bytes_read, 4096u * 8);
+  EXPECT_EQ(w->bytes_written, 4096u * 8);
+
+  // x[idx] over 4-byte elements: one element and one int64 index read per output element.
+  const TorchKernel index = classify_torch_kernel(
+      "void at::native::index_elementwise_kernel<128, 4, at::native::gpu_index_kernel<at::native::"
+      "index_kernel_impl<at::native::OpaqueType<4> >(at::TensorIteratorBase&, c10::ArrayRef<long>, "
+      "c10::ArrayRef<long>)::{lambda(char*, char const*, long)#1}>(at::TensorIteratorBase&, "
+      "c10::ArrayRef<long>, c10::ArrayRef<long>, at::native::index_kernel_impl<at::native::"
+      "OpaqueType<4> >(at::TensorIteratorBase&, c10::ArrayRef<long>, c10::ArrayRef<long>)::{lambda("
+      "char*, char const*, long)#1} const&, bool)::{lambda(int)#1}>(long, at::native::"
+      "gpu_index_kernel<at::native::index_kernel_impl<at::native::OpaqueType<4> >(at::"
+      "TensorIteratorBase&, c10::ArrayRef<long>, c10::ArrayRef<long>)::{lambda(char*, char const*, "
+      "long)#1}>(at::TensorIteratorBase&, c10::ArrayRef<long>, c10::ArrayRef<long>, at::native::"
+      "index_kernel_impl<at::native::OpaqueType<4> >(at::TensorIteratorBase&, c10::ArrayRef<long>, "
+      "c10::ArrayRef<long>)::{lambda(char*, char const*, long)#1} const&, bool)::{lambda(int)#1})");
+  ASSERT_EQ(index.family, TorchFamily::kCounted);
+  count = 1000;
+  void* ia[] = {&count, nullptr};
+  w = launch_work(index, ia, {2, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->bytes_read, 1000u * (4 + 8));
+  EXPECT_EQ(w->bytes_written, 1000u * 4);
+}
+
+}  // namespace

@@ -604,3 +604,115 @@ TEST(TorchKernelArgs, NormReductionsHaveTheirOpsSize) {
                 .ops_bytes,
             4);
 }
+
+namespace {
+
+// MinMaxReductionOps' accumulator (SharedReduceOps.h): a value and its int64 index.
+struct ValueIndex {
+  float value;
+  int64_t index;
+};
+
+}  // namespace
+
+TEST(TorchKernelArgs, ReduceConfigHoldsTheAccumulatorSize) {
+  // A bf16 sum accumulates in float: ReduceOp<bf16, func_wrapper_t<bf16, {lambda(float,
+  // float)}>>'s ident is a float and ReduceConfig says 4 bytes; the input is read as bf16.
+  const TorchKernel sum = classify(
+      "void at::native::reduce_kernel<128, 4, at::native::ReduceOp<c10::BFloat16, "
+      "at::native::func_wrapper_t<c10::BFloat16, at::native::sum_functor<c10::BFloat16, float, "
+      "c10::BFloat16>::operator()(at::TensorIterator&)::{lambda(float, float)#1}>, unsigned int, "
+      "c10::BFloat16, 4, 8> >(at::native::ReduceOp<c10::BFloat16, at::native::func_wrapper_t<"
+      "c10::BFloat16, at::native::sum_functor<c10::BFloat16, float, c10::BFloat16>::operator()("
+      "at::TensorIterator&)::{lambda(float, float)#1}>, unsigned int, c10::BFloat16, 4, 8>)");
+  ASSERT_EQ(sum.family, TorchFamily::kReduce);
+  EXPECT_EQ(sum.accumulator.bytes, 4);
+  auto op = full_reduction<float>(0.0f, kBase, kBase + 512, 4096, 4);
+  op.input_calc.strides[0][0] = 2;  // bf16 elements
+  void* args[] = {&op};
+  auto w = launch_work(sum, args, {1, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->bytes_read, 4096u * 2);
+  EXPECT_EQ(w->bytes_written, 2u);
+
+  // max(dim) tracks the index too: a 16-byte, 8-aligned pair, two outputs (values, indices).
+  const TorchKernel max = classify(
+      "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MaxOps<"
+      "float>, unsigned int, float, 4, 4> >(at::native::ReduceOp<float, at::native::MaxOps<float>, "
+      "unsigned int, float, 4, 4>)");
+  ASSERT_EQ(max.family, TorchFamily::kReduce);
+  EXPECT_EQ(max.accumulator.bytes, 16);
+  auto pair = full_reduction<ValueIndex>({-INFINITY, 0}, kBase, kBase + 512, 1024, 16);
+  pair.config.num_outputs = 512;
+  pair.input_calc.strides[0][0] = 4;
+  pair.noutputs = 2;
+  void* pargs[] = {&pair};
+  w = launch_work(max, pargs, {64, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->bytes_read, 512u * 1024 * 4);
+  EXPECT_EQ(w->bytes_written, 512u * (4 + 8));
+  // Its values are never computed: the accumulator is not a scalar the shim computes with.
+  const auto plan = plan_small_kernel(max, pargs, {1, 1, 1});
+  EXPECT_TRUE(!plan || !plan->run);
+}
+
+TEST(TorchKernelArgs, FlashSplitKvForwardAndCombine) {
+  // Split over the keys: grid (query blocks, splits, batch x heads); the third template
+  // argument of this kernel is Is_local, the second Is_causal.
+  const TorchKernel split = classify(
+      "void pytorch_flash::flash_fwd_splitkv_kernel<Flash_fwd_kernel_traits<32, 64, 256, 4, false, "
+      "false, cutlass::bfloat16_t, Flash_kernel_traits<32, 64, 256, 4, cutlass::bfloat16_t> >, "
+      "true, false, false, true, true, false, true, false>(pytorch_flash::Flash_fwd_params)");
+  ASSERT_EQ(split.family, TorchFamily::kFlashAttention);
+  EXPECT_EQ(split.flash, FlashKernel::kForwardSplitKv);
+  EXPECT_TRUE(split.flash_causal);
+  EXPECT_TRUE(split.flash_split);
+  char params = 0;
+  void* args[] = {&params};
+  auto w = launch_work(split, args, {4, 2, 2 * 8});  // 4 x 64 queries, 2 splits, batch 2 x 8 heads
+  ASSERT_TRUE(w.has_value() && w->attention.has_value());
+  EXPECT_EQ(w->attention->batch, 1u);
+  EXPECT_EQ(w->attention->heads, 16u);
+  EXPECT_EQ(w->attention->seq_q, 256u);
+  EXPECT_EQ(w->attention->head_dim, 32u);
+  EXPECT_FALSE(w->attention->backward);
+
+  // The combine: <traits, kBlockM 16, log2 max splits 1, ...>; 2 x 8 x 256 rows / 16 blocks.
+  const TorchKernel combine = classify(
+      "void pytorch_flash::flash_fwd_splitkv_combine_kernel<Flash_fwd_kernel_traits<32, 64, 256, "
+      "4, false, false, cutlass::bfloat16_t, Flash_kernel_traits<32, 64, 256, 4, "
+      "cutlass::bfloat16_t> >, 16, 1, true>(pytorch_flash::Flash_fwd_params)");
+  ASSERT_EQ(combine.flash, FlashKernel::kSplitKvCombine);
+  w = launch_work(combine, args, {2 * 8 * 256 / 16, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->bytes_read, 4096u * 2 * (32 * 4 + 4));
+  EXPECT_EQ(w->bytes_written, 4096u * 32 * 2);
+}
+
+TEST(TorchKernelName, AddFunctorsInTheStridedLoop) {
+  // CUDAFunctor_add(self, other) reads two tensors; the OnSelf / OnOther forms add a CPU scalar.
+  const TorchKernel add = classify(
+      "void at::native::elementwise_kernel<128, 2, at::native::gpu_kernel_impl_nocast<at::native::"
+      "CUDAFunctor_add<float> >(at::TensorIteratorBase&, at::native::CUDAFunctor_add<float> "
+      "const&)::{lambda(int)#1}>(int, at::native::gpu_kernel_impl_nocast<at::native::"
+      "CUDAFunctor_add<float> >(at::TensorIteratorBase&, at::native::CUDAFunctor_add<float> "
+      "const&)::{lambda(int)#1})");
+  EXPECT_EQ(add.family, TorchFamily::kStrided);
+  EXPECT_EQ(add.operands, 3);
+  EXPECT_EQ(add.in_bytes, 4);
+  const TorchKernel on_self = classify(
+      "void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl_nocast<at::native::"
+      "CUDAFunctorOnSelf_add<c10::BFloat16> >(at::TensorIteratorBase&, at::native::"
+      "CUDAFunctorOnSelf_add<c10::BFloat16> const&)::{lambda(int)#1}>(int, at::native::"
+      "gpu_kernel_impl_nocast<at::native::CUDAFunctorOnSelf_add<c10::BFloat16> >(at::"
+      "TensorIteratorBase&, at::native::CUDAFunctorOnSelf_add<c10::BFloat16> const&)::{lambda(int)"
+      "#1})");
+  EXPECT_EQ(on_self.operands, 2);
+  EXPECT_EQ(on_self.in_bytes, 2);
+  int32_t n = 1000;
+  void* args[] = {&n, nullptr};
+  const auto w = launch_work(on_self, args, {8, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->bytes_read, 1000u * 2);
+  EXPECT_EQ(w->bytes_written, 1000u * 2);
+}
