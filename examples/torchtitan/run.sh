@@ -9,6 +9,8 @@
 #   debug-fsdp      debug model, FSDP2 over 2 hosts x 2 H100, FlexAttention (Triton)
 #   debug-fsdp-tp   debug model, FSDP2 2 x TP 2 (sequence parallel), 2 hosts x 2 H100
 #   debug-pp        debug model, PP 2 (1F1B, 8 microbatches) x FSDP2 2, full AC, 2 x 2 H100
+#   debug-cp        debug model, context parallelism 2 (inside a host) x FSDP2 2, 2 x 2 H100
+#                   (FlexAttention: K/V all-gathered over the CP group)
 #   llama3-8b       Llama 3 8B, FSDP2, local batch 2 x 8192, selective AC, 1 host x 8 H100
 #   llama3-70b      Llama 3 70B, TP 8 x FSDP2 2, local batch 8 x 8192, full AC, 2 hosts x 8 H100
 #
@@ -48,6 +50,8 @@ case $preset in
                  opts=(--parallelism.pipeline-parallel-degree 2
                        --parallelism.pipeline-parallel-schedule 1F1B
                        --parallelism.pipeline-parallel-microbatch-size 1) ;;
+  debug-cp)      hosts=2 gpus=2 gpu=h100 config=llama3_debugmodel ac=none
+                 opts=(--parallelism.context-parallel-degree 2) ;;
   llama3-8b)     hosts=1 gpus=8 gpu=h100 config=llama3_8b ac=selective
                  opts=(--training.local-batch-size 2) ;;
   llama3-70b)    hosts=2 gpus=8 gpu=h100 config=llama3_70b ac=full
