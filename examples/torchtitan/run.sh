@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
-# TorchTitan's own Llama 3 configurations (torchtitan.models.llama3.config_registry), unmodified,
-# under `phantora run`; each preset below is a configuration name plus TorchTitan command-line
-# options (TorchTitan 0.3 configures jobs this way: --module/--config pick a Python config
-# function, --section.key options override it). docs/frameworks/torchtitan.md explains them.
+# TorchTitan's own Llama 3 and DeepSeek V3 configurations (torchtitan.models.*.config_registry),
+# unmodified, under `phantora run`; each preset below is a configuration name plus TorchTitan
+# command-line options (TorchTitan 0.3 configures jobs this way: --module/--config pick a Python
+# config function, --section.key options override it). docs/frameworks/torchtitan.md explains
+# them.
 #
 # Usage: examples/torchtitan/run.sh PRESET [more TorchTitan options...]
 #
 #   debug-fsdp      debug model, FSDP2 over 2 hosts x 2 H100, FlexAttention (Triton)
 #   debug-fsdp-tp   debug model, FSDP2 2 x TP 2 (sequence parallel), 2 hosts x 2 H100
 #   debug-pp        debug model, PP 2 (1F1B, 8 microbatches) x FSDP2 2, full AC, 2 x 2 H100
+#   debug-cp        debug model, context parallelism 2 (inside a host) x FSDP2 2, 2 x 2 H100
+#                   (FlexAttention: K/V all-gathered over the CP group)
+#   debug-moe       DeepSeek V3 debug model (MoE: 8 experts, top 3, 5 MoE layers), FSDP2 over
+#                   2 x 2 H100, no expert parallelism: --parallelism.expert-parallel-degree 2
+#                   stops (routing counts are computed on the GPU; docs/frameworks/torchtitan.md)
 #   llama3-8b       Llama 3 8B, FSDP2, local batch 2 x 8192, selective AC, 1 host x 8 H100
 #   llama3-70b      Llama 3 70B, TP 8 x FSDP2 2, local batch 8 x 8192, full AC, 2 hosts x 8 H100
 #
@@ -39,6 +45,7 @@ common=(--hf-assets-path "$assets/tokenizer" --dataloader.dataset c4_test
         --checkpoint.no-enable --profiler.no-enable-profiling --metrics.no-enable-tensorboard
         --metrics.log-freq 1 --metrics.disable-color-printing --training.disable-cuda-graphs
         --dump-folder "$out/dump")
+module=llama3
 case $preset in
   debug-fsdp)    hosts=2 gpus=2 gpu=h100 config=llama3_debugmodel ac=none
                  opts=() ;;
@@ -48,6 +55,10 @@ case $preset in
                  opts=(--parallelism.pipeline-parallel-degree 2
                        --parallelism.pipeline-parallel-schedule 1F1B
                        --parallelism.pipeline-parallel-microbatch-size 1) ;;
+  debug-cp)      hosts=2 gpus=2 gpu=h100 config=llama3_debugmodel ac=none
+                 opts=(--parallelism.context-parallel-degree 2) ;;
+  debug-moe)     hosts=2 gpus=2 gpu=h100 module=deepseek_v3 config=deepseek_v3_debugmodel ac=none
+                 opts=() ;;
   llama3-8b)     hosts=1 gpus=8 gpu=h100 config=llama3_8b ac=selective
                  opts=(--training.local-batch-size 2) ;;
   llama3-70b)    hosts=2 gpus=8 gpu=h100 config=llama3_70b ac=full
@@ -66,5 +77,5 @@ exec "$phantora" run --hosts "$hosts" --gpus-per-host "$gpus" --gpu "$gpu" --cpu
   --out "$out" ${PHANTORA_ARGS:-} -- \
   "$python" -m torch.distributed.run --nnodes "$hosts" --nproc-per-node "$gpus" \
   --rdzv-backend c10d --rdzv-endpoint "localhost:$port" \
-  -m torchtitan.train --module llama3 --config "$config" "${common[@]}" "${opts[@]}" "$@" \
+  -m torchtitan.train --module "$module" --config "$config" "${common[@]}" "${opts[@]}" "$@" \
   "activation-checkpoint:${AC:-$ac}"

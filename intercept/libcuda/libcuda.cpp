@@ -78,3 +78,11 @@ PHANTORA_FORWARD(cuLaunchKernelEx,
                  (config, f, params, extra))
 PHANTORA_FORWARD(cuPointerGetAttribute, (void* data, CUpointer_attribute attr, CUdeviceptr ptr),
                  (data, attr, ptr))
+PHANTORA_FORWARD(cuTensorMapEncodeTiled,
+                 (CUtensorMap * map, CUtensorMapDataType type, cuuint32_t rank, void* address,
+                  const cuuint64_t* dims, const cuuint64_t* strides, const cuuint32_t* box,
+                  const cuuint32_t* element_strides, CUtensorMapInterleave interleave,
+                  CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2,
+                  CUtensorMapFloatOOBfill oob),
+                 (map, type, rank, address, dims, strides, box, element_strides, interleave,
+                  swizzle, l2, oob))

@@ -1,8 +1,8 @@
 // The driver entry points that programs fetch through cudaGetDriverEntryPoint(ByVersion):
 // PyTorch's c10/cuda/driver_api.h resolves the virtual-memory calls behind expandable segments
 // (cuMemAddressReserve / cuMemCreate / cuMemMap ...), cuDeviceGetAttribute, cuMemsetD32Async,
-// cuStreamWriteValue32 and cuGetErrorString this way. The shim hands out its own functions;
-// no driver is loaded.
+// cuStreamWriteValue32 and cuGetErrorString this way, and CUTLASS's Hopper kernels
+// cuTensorMapEncodeTiled. The shim hands out its own functions; no driver is loaded.
 //
 // Names the shim does not implement:
 //  - optional features a caller must probe for (green contexts, multicast objects, log
@@ -469,6 +469,93 @@ CUresult drv_stream_write_value32(CUstream stream, CUdeviceptr addr, cuuint32_t 
   return CUDA_SUCCESS;
 }
 
+// --- Tensor maps (TMA descriptors) ----------------------------------------------------------
+
+// Bytes per element of a tensor map's data type; 0 for the packed sub-byte types.
+size_t tensor_map_element_bytes(CUtensorMapDataType type) {
+  switch (type) {
+    case CU_TENSOR_MAP_DATA_TYPE_UINT8:
+      return 1;
+    case CU_TENSOR_MAP_DATA_TYPE_UINT16:
+    case CU_TENSOR_MAP_DATA_TYPE_FLOAT16:
+    case CU_TENSOR_MAP_DATA_TYPE_BFLOAT16:
+      return 2;
+    case CU_TENSOR_MAP_DATA_TYPE_UINT32:
+    case CU_TENSOR_MAP_DATA_TYPE_INT32:
+    case CU_TENSOR_MAP_DATA_TYPE_FLOAT32:
+    case CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ:
+    case CU_TENSOR_MAP_DATA_TYPE_TFLOAT32:
+    case CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ:
+      return 4;
+    case CU_TENSOR_MAP_DATA_TYPE_UINT64:
+    case CU_TENSOR_MAP_DATA_TYPE_INT64:
+    case CU_TENSOR_MAP_DATA_TYPE_FLOAT64:
+      return 8;
+    default:
+      return 0;
+  }
+}
+
+// cuTensorMapEncodeTiled: CUTLASS's Hopper kernels (PyTorch's torch._grouped_mm on sm_90, the
+// grouped GEMM of MoE experts) build their TMA descriptors on the host with it before the
+// launch. A descriptor is opaque and only read by the kernel, which the simulator does not run:
+// the arguments are checked against the driver's documented requirements (cuda.h) and the
+// descriptor records the address and shape, so that the call fails where the real one fails.
+CUresult drv_tensor_map_encode_tiled(CUtensorMap* map, CUtensorMapDataType type, cuuint32_t rank,
+                                     void* address, const cuuint64_t* dims,
+                                     const cuuint64_t* strides, const cuuint32_t* box,
+                                     const cuuint32_t* element_strides,
+                                     CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle,
+                                     CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill oob) {
+  ApiCall call;
+  const auto addr = reinterpret_cast<uintptr_t>(address);
+  const bool packed = type > CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ;
+  if (map == nullptr || reinterpret_cast<uintptr_t>(map) % 64 != 0 || address == nullptr ||
+      dims == nullptr || box == nullptr || element_strides == nullptr ||
+      (rank > 1 && strides == nullptr))
+    return CUDA_ERROR_INVALID_VALUE;
+  if (type < CU_TENSOR_MAP_DATA_TYPE_UINT8 || type > CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B ||
+      interleave < CU_TENSOR_MAP_INTERLEAVE_NONE || interleave > CU_TENSOR_MAP_INTERLEAVE_32B ||
+      swizzle < CU_TENSOR_MAP_SWIZZLE_NONE || swizzle > CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B ||
+      l2 < CU_TENSOR_MAP_L2_PROMOTION_NONE || l2 > CU_TENSOR_MAP_L2_PROMOTION_L2_256B ||
+      oob < CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE ||
+      oob > CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (rank == 0 || rank > 5 || (interleave != CU_TENSOR_MAP_INTERLEAVE_NONE && rank < 3))
+    return CUDA_ERROR_INVALID_VALUE;
+  const bool align32 = interleave == CU_TENSOR_MAP_INTERLEAVE_32B ||
+                       type == CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B ||
+                       type == CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B;
+  if (addr % (align32 ? 32 : 16) != 0) return CUDA_ERROR_INVALID_VALUE;
+  for (cuuint32_t i = 0; i < rank; ++i) {
+    if (dims[i] == 0 || dims[i] > (1ull << 32)) return CUDA_ERROR_INVALID_VALUE;
+    if (box[i] == 0 || box[i] > 256) return CUDA_ERROR_INVALID_VALUE;
+    if (element_strides[i] == 0 || element_strides[i] > 8) return CUDA_ERROR_INVALID_VALUE;
+  }
+  for (cuuint32_t i = 0; i + 1 < rank; ++i) {
+    if (strides[i] % (align32 ? 32 : 16) != 0 || strides[i] >= (1ull << 40))
+      return CUDA_ERROR_INVALID_VALUE;
+  }
+  if (!packed && interleave == CU_TENSOR_MAP_INTERLEAVE_NONE) {
+    const uint64_t inner = static_cast<uint64_t>(box[0]) * tensor_map_element_bytes(type);
+    if (inner % 16 != 0) return CUDA_ERROR_INVALID_VALUE;
+    const uint64_t limit = swizzle == CU_TENSOR_MAP_SWIZZLE_32B    ? 32
+                           : swizzle == CU_TENSOR_MAP_SWIZZLE_64B  ? 64
+                           : swizzle == CU_TENSOR_MAP_SWIZZLE_NONE ? UINT64_MAX
+                                                                   : 128;
+    if (inner > limit) return CUDA_ERROR_INVALID_VALUE;
+  }
+  if (interleave == CU_TENSOR_MAP_INTERLEAVE_32B && swizzle != CU_TENSOR_MAP_SWIZZLE_32B)
+    return CUDA_ERROR_INVALID_VALUE;
+  // The real descriptor's layout is the hardware's and undocumented; nothing here reads it
+  // back. It is filled deterministically with what identifies the region.
+  std::memset(map->opaque, 0, sizeof(map->opaque));
+  map->opaque[0] = addr;
+  map->opaque[1] = (static_cast<uint64_t>(type) << 8) | rank;
+  for (cuuint32_t i = 0; i < rank; ++i) map->opaque[2 + i] = dims[i];
+  return CUDA_SUCCESS;
+}
+
 // --- The table ------------------------------------------------------------------------------
 
 struct Entry {
@@ -527,6 +614,7 @@ const Entry kEntries[] = {
     {"cuLaunchKernel", fn(drv_launch_kernel<false>), fn(drv_launch_kernel<true>)},
     {"cuLaunchKernelEx", fn(drv_launch_kernel_ex<false>), fn(drv_launch_kernel_ex<true>)},
     {"cuPointerGetAttribute", fn(drv_pointer_get_attribute), fn(drv_pointer_get_attribute)},
+    {"cuTensorMapEncodeTiled", fn(drv_tensor_map_encode_tiled), fn(drv_tensor_map_encode_tiled)},
 };
 
 // Optional driver features that callers probe for and do without: answered "not found".

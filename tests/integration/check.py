@@ -398,6 +398,10 @@ def case_driver_modules():
     check_eq(r.value("device_pointer_same"), "1", "device pointer of device memory is itself")
     check_eq(r.value("memory_type"), "2", "CU_MEMORYTYPE_DEVICE (2) for cudaMalloc memory")
     check_eq(r.value("host_pointer_attr"), "1", "pageable host memory is not device-reachable")
+    check_eq(r.value("tensor_map_ok"), "0", "cuTensorMapEncodeTiled of a 2-D bf16 tile")
+    check_eq(r.value("tensor_map_misaligned"), "1", "tensor map of an address not 16-B aligned")
+    check_eq(r.value("tensor_map_bad_stride"), "1", "tensor map row stride not a multiple of 16")
+    check_eq(r.value("tensor_map_big_box"), "1", "tensor map box over 256 elements")
     check_eq(r.value("max_threads"), "1024", "max threads per block (H100)")
     check_eq(r.value("max_dynamic_shared"), str(100 << 10), "the dynamic shared memory set")
     # H100: 227 KiB opt-in shared memory per block; 300 KiB is refused when set or launched.

@@ -9,6 +9,9 @@ Cases (2 hosts x 2 H100, 3 steps, local batch 8 x 2048 tokens; docs/frameworks/t
             inside a host)
   pp_ac     pipeline parallelism (2 stages, one per host, 1F1B, 8 microbatches) x FSDP2 (2),
             full activation checkpointing
+  cp        context parallelism (2, inside a host) x FSDP2 (2): FSDP2 shards over the 4 GPUs
+            (dp_shard x cp), each CP rank holds half of every sequence and all-gathers the
+            other half's keys and values (FlexAttention's CP in TorchTitan 0.3)
 
 Every case runs TorchTitan's default attention, FlexAttention, whose kernels torch.compile
 (inductor) generates and Triton launches through the driver API: the first run of a layout
@@ -22,7 +25,8 @@ What is checked, with the working next to each check:
   (one per rank per operation; an operation is (communicator, seq)): FSDP2's all-gathers and
   reduce-scatters of every transformer block, sized from the model's shapes by hand; TP's
   all-gathers / reduce-scatters on 2-GPU communicators inside one host; PP's send/recv of
-  one microbatch's activations between the hosts;
+  one microbatch's activations between the hosts; CP's all-gathers of K and V (forward)
+  and reduce-scatters of their gradients (backward) on 2-GPU communicators inside one host;
 - TorchTitan prints no step time, only tokens per second per GPU (`tps`, rounded), which is
   local_batch * seq_len / (step time * non-data-parallel size); the step times derived from
   it must be, in the steady state (step 3 on), the period of a once-per-step reduction in
@@ -48,6 +52,8 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), 
 # The debug model (torchtitan.models.llama3, "debugmodel"): dim 256, 6 layers, 16 heads (as many
 # K/V heads), FFN hidden size 768 (4 x 256 x 2/3 rounded up to a multiple of 256), vocabulary 2,048.
 DIM, LAYERS, HIDDEN, VOCAB = 256, 6, 768, 2048
+HEADS = KV_HEADS = 16
+HEAD_DIM = DIM // HEADS               # 16
 ATTN = 4 * DIM * DIM                  # wq, wk, wv, wo
 FFN = 3 * DIM * HIDDEN                # w1, w2, w3
 NORMS = 2 * DIM                       # attention_norm, ffn_norm
@@ -66,6 +72,9 @@ CASES = {
                "--parallelism.pipeline-parallel-schedule", "1F1B",
                "--parallelism.pipeline-parallel-microbatch-size", "1",
                "activation-checkpoint:full"]),
+    "cp": (2, 2, "h100", "llama3_debugmodel",
+           ["--training.disable-cuda-graphs", "--parallelism.context-parallel-degree", "2",
+            "activation-checkpoint:none"]),
 }
 
 STEP_LINE = re.compile(r"step:\s*(\d+)\s+loss:.*?memory:\s*([0-9.]+)GiB.*?tps:\s*([0-9,]+)")
@@ -176,6 +185,9 @@ def main():
     all_ops = operations(spans)
     tp = 2 if args.case == "fsdp_tp" else 1
     pp = 2 if args.case == "pp_ac" else 1
+    cp = 2 if args.case == "cp" else 1
+    # FSDP2 shards over every rank of a stage and TP rank: with CP that is dp_shard x cp (TorchTitan
+    # flattens the two into its "fsdp" mesh), so the FSDP group is world / (tp x pp) in all cases.
     dp = world // (tp * pp)
 
     # Counts are taken over the steady state: from step 1's to step 3's gradient-norm reduction
@@ -269,6 +281,34 @@ def main():
         harness.check(bool(comms) and all(h == set(range(hosts)) for h in comms.values()),
                       "PP point-to-point communicators join the two hosts (one stage per host)")
 
+    # --- context parallelism -------------------------------------------------------------------
+    if cp > 1:
+        # TorchTitan 0.3's CP for FlexAttention (distributed/context_parallel/api.py,
+        # apply_cp_to_forward): every attention's forward all-gathers K and V along the sequence
+        # over the CP group (torch's cplib::flex_cp_allgather: two all_gather_single), and its
+        # backward reduce-scatters their gradients (two reduce_scatter_single). Each rank's share
+        # is its half of the sequence: LOCAL_BATCH x SEQ / cp x KV_HEADS x HEAD_DIM bf16 =
+        # 8 x 1024 x 16 x 16 x 2 B = 4 MiB, in both directions (the report's bytes are a rank's
+        # send size for an all-gather and its receive size for a reduce-scatter). The mesh is
+        # (dp_shard, cp), CP innermost: a CP group is the 2 GPUs of one host.
+        kv = LOCAL_BATCH * (SEQ // cp) * KV_HEADS * HEAD_DIM * 2
+        cp_groups = world // cp
+        comm_hosts = defaultdict(set)
+        for e in spans:
+            comm_hosts[e["args"].get("communicator")].add(e["host"])
+        cp_ops = {k: s for k, s in ops.items() if len(comm_hosts[k[0]]) == 1}
+        expect = 2 * LAYERS * window * cp_groups
+        got_ag = count(cp_ops, "ncclAllGather", kv, cp)
+        got_rs = count(cp_ops, "ncclReduceScatter", kv, cp)
+        harness.check(got_ag == expect and got_rs == expect,
+                      f"CP: {got_ag} all-gathers and {got_rs} reduce-scatters of {kv} B (K, V) on "
+                      f"{cp}-GPU communicators inside a host in the steady state (expected each "
+                      f"2 (K, V) x {LAYERS} blocks x {window} steps x {cp_groups} groups = "
+                      f"{expect})")
+        other = {o for (c, _, o), s in cp_ops.items() if s[0]["args"].get("bytes") != kv}
+        harness.check(not other, f"nothing else on the CP communicators in the steady state "
+                                 f"({sorted(other)})")
+
     # --- the report's communicators (report.json communication.communicators) ---------------
     # The same layout seen from the report, over the whole run: which GPUs each group joins.
     comms = r.communicators() if r.report else []
@@ -300,8 +340,24 @@ def main():
             f"one send/recv communicator per pipeline, joining stage 0's host and stage 1's: "
             f"{[c['gpus'] for c in pp_comms]}")
 
+    if cp > 1:
+        # Over the whole run (3 steps; the first step's autotuning runs no collective): each CP
+        # communicator saw exactly 2 x LAYERS x STEPS all-gathers and as many reduce-scatters,
+        # all of one K/V shard, and nothing else.
+        cp_comms_r = [c for c in comms if c["ranks"] == cp
+                      and len({host(g) for g in c["gpus"]}) == 1]
+        n = 2 * LAYERS * STEPS
+        want = {"ncclAllGather": {"count": n, "bytes": n * kv},
+                "ncclReduceScatter": {"count": n, "bytes": n * kv}}
+        harness.check(len(cp_comms_r) == world // cp and all(
+            {k: {"count": v["count"], "bytes": int(v["bytes"])} for k, v in
+             c["operations"].items()} == want for c in cp_comms_r),
+            f"{world // cp} CP communicators, one per host, each with exactly {n} all-gathers "
+            f"and {n} reduce-scatters of {kv} B (2 x {LAYERS} blocks x {STEPS} steps): "
+            f"{[(c['gpus'], c['operations']) for c in cp_comms_r]}")
+
     # --- step times --------------------------------------------------------------------------
-    non_dp = tp * pp
+    non_dp = tp * pp * cp
     tokens = LOCAL_BATCH * SEQ
     rank0 = [tps for _, tps in per_step_sorted(per_step, 0)]
     printed_ms = [tokens / (tps * non_dp) * 1e3 for tps in rank0]

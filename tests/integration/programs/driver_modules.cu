@@ -101,6 +101,25 @@ int main(int argc, char** argv) {
   std::printf("launch_too_much_shared %d\n",
               static_cast<int>(cuLaunchKernelEx(&config, shift, args, nullptr)));
 
+  // TMA descriptors (CUTLASS's Hopper GEMMs, torch._grouped_mm): a 2-D bf16 tile of the
+  // buffer is accepted; a misaligned address, a row stride that is not a multiple of 16 bytes
+  // and a 512-row box are refused (CUDA_ERROR_INVALID_VALUE), as the driver documents.
+  alignas(64) CUtensorMap tmap;
+  const cuuint64_t dims[2] = {64, 128};    // 64 bf16 per row, 128 rows
+  const cuuint64_t strides[1] = {64 * 2};  // bytes between rows
+  const cuuint32_t box[2] = {64, 64}, unit[2] = {1, 1}, big_box[2] = {64, 512};
+  const cuuint64_t odd_strides[1] = {64 * 2 + 8};
+  auto encode = [&](void* addr, const cuuint64_t* st, const cuuint32_t* bx) {
+    return static_cast<int>(cuTensorMapEncodeTiled(
+        &tmap, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, addr, dims, st, bx, unit,
+        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+        CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+  };
+  std::printf("tensor_map_ok %d\n", encode(d, strides, box));
+  std::printf("tensor_map_misaligned %d\n", encode(reinterpret_cast<char*>(d) + 8, strides, box));
+  std::printf("tensor_map_bad_stride %d\n", encode(d, odd_strides, box));
+  std::printf("tensor_map_big_box %d\n", encode(d, strides, big_box));
+
   CU_CHECK(cuModuleUnload(from_data));
   std::printf("get_after_unload %d\n",
               static_cast<int>(cuModuleGetFunction(&nope, from_data, "dm_scale")));
