@@ -461,10 +461,47 @@ uint64_t slice_offset(const std::array<uint32_t, 4>& size, const std::array<uint
   return offset + linear * stride[0];
 }
 
-std::optional<SmallKernelPlan> plan_cat(const TorchKernel& k, const std::optional<CatArgs>& c) {
-  if (!c) return std::nullopt;
+// The vectorized variant in its own units: vectors of `alignment` bytes, each input's offset and
+// concatenated extent scaled by the trailing size (its last argument) over the elements per
+// vector, as the kernel computes them. Its inputs are contiguous. Positions are computed for
+// the one-dimensional (collapsed) case, the one PyTorch's stack and cat of contiguous tensors
+// launch; other ranks leave the output unknown.
+std::optional<CatArgs> in_vector_units(const TorchKernel& k, CatArgs c) {
+  if (k.cat_dims != 1 || k.cat_elems_per_vec <= 0) return std::nullopt;
+  const auto per_vec = static_cast<uint64_t>(k.cat_elems_per_vec);
+  const uint64_t trailing = c.dim_stride;
+  for (CatInput& in : c.inputs) {
+    if (in.elements % per_vec != 0 || (uint64_t{in.offset} * trailing) % per_vec != 0 ||
+        (uint64_t{in.dim_size} * trailing) % per_vec != 0)
+      return std::nullopt;
+    in.elements = static_cast<uint32_t>(in.elements / per_vec);
+    in.offset = static_cast<uint32_t>(uint64_t{in.offset} * trailing / per_vec);
+    in.dim_size = static_cast<uint32_t>(uint64_t{in.dim_size} * trailing / per_vec);
+    in.contiguous = true;
+  }
+  c.dim_stride = 1;  // offsets are already in vectors
+  return c;
+}
+
+std::optional<SmallKernelPlan> plan_cat(const TorchKernel& k, const std::optional<CatArgs>& given) {
+  if (!given) return std::nullopt;
+  std::optional<CatArgs> c = given;
+  uint64_t eb = static_cast<uint64_t>(k.cat_element_bytes);
+  if (k.cat_vectorized) {
+    c = in_vector_units(k, *given);
+    if (!c) {
+      // Positions not computed: the output is unknown from here on.
+      SmallKernelPlan unknown;
+      uint64_t end = 0;
+      for (const CatInput& in : given->inputs) {
+        end = std::max(end, (uint64_t{in.offset} * given->dim_stride + in.elements) * eb);
+      }
+      if (end > 0) unknown.outputs.push_back({given->output, end});
+      return unknown;
+    }
+    eb = static_cast<uint64_t>(k.cat_alignment);
+  }
   SmallKernelPlan plan;
-  const uint64_t eb = static_cast<uint64_t>(k.cat_element_bytes);
   uint64_t total = 0;
   struct Move {
     uint64_t from, to;  // byte addresses
@@ -519,7 +556,6 @@ std::optional<SmallKernelPlan> plan_small_kernel(const TorchKernel& k, const Dec
     case TorchFamily::kReduce:
       return plan_reduce(k, d.reduce);
     case TorchFamily::kCat:
-      if (k.cat_vectorized) return std::nullopt;  // offsets of its own: not computed
       return plan_cat(k, d.cat);
     default:
       return std::nullopt;

@@ -277,6 +277,14 @@ void classify_cat(std::string_view base, std::string_view d, TorchKernel& k) {
   k.cat_batch = std::atoi(std::string(targs[3]).c_str());
   k.cat_stride_size = std::atoi(std::string(targs[4]).c_str());
   k.cat_contiguous = base.find("_contig") != std::string_view::npos;
+  if (k.cat_vectorized) {
+    if (targs.size() < 7) return;
+    k.cat_alignment = std::atoi(std::string(targs[5]).c_str());
+    k.cat_elems_per_vec = std::atoi(std::string(targs[6]).c_str());
+    if (k.cat_alignment <= 0 || k.cat_elems_per_vec <= 0 ||
+        k.cat_alignment != k.cat_elems_per_vec * std::atoi(std::string(opaque[0]).c_str()))
+      return;
+  }
   if (k.cat_element_bytes <= 0 || k.cat_index_bytes != 4 || k.cat_dims <= 0 || k.cat_dims > 4 ||
       k.cat_batch <= 0 || k.cat_stride_size <= 0) {
     return;

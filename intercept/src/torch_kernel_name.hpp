@@ -94,7 +94,12 @@ struct TorchKernel {
   int cat_batch = 0;            // inputs per launch the metadata has room for
   int cat_stride_size = 0;      // size/stride records in the metadata (1: all contiguous)
   bool cat_contiguous = false;  // the _contig variants: inputs are contiguous
-  bool cat_vectorized = false;  // CatArrayBatchedCopy_vectorized: priced, not computed
+  // CatArrayBatchedCopy_vectorized<T, index, dims, batch, stride, alignment, elems_per_vec>:
+  // moves `alignment`-byte vectors of elems_per_vec elements, and its last argument is the
+  // trailing size (elements after the concatenated dimension) instead of the dimension stride.
+  bool cat_vectorized = false;
+  int cat_alignment = 0;
+  int cat_elems_per_vec = 0;
   // kIndexed: which parameters hold (count, size, width) and their byte widths (-1: none);
   // functor is "gather", "embedding_bag", "split_copy", "chunk_cat", "gamma_beta" or
   // "embedding_grad".

@@ -716,3 +716,40 @@ TEST(TorchKernelName, AddFunctorsInTheStridedLoop) {
   EXPECT_EQ(w->bytes_read, 1000u * 2);
   EXPECT_EQ(w->bytes_written, 1000u * 2);
 }
+
+TEST(SmallKernels, VectorizedConcatenationMovesWholeVectors) {
+  // torch.stack of two 4-element int64 rows into [2, 4] (as after an all-to-all of per-expert
+  // token counts): CatArrayBatchedCopy_vectorized<OpaqueType<8>, uint, 1 dim, 128, 1, 16-byte
+  // vectors, 2 elements per vector>; offsets in rows, scaled by the trailing size (4 elements).
+  const TorchKernel stack = classify(
+      "void at::native::(anonymous namespace)::CatArrayBatchedCopy_vectorized<at::native::("
+      "anonymous namespace)::OpaqueType<8u>, unsigned int, 1, 128, 1, 16, 2>(char*, at::native::("
+      "anonymous namespace)::CatArrInputTensorMetadata<at::native::(anonymous namespace)::"
+      "OpaqueType<8u>, unsigned int, 128, 1>, at::native::(anonymous namespace)::"
+      "TensorSizeStride<unsigned int, 4u>, int, unsigned int)");
+  ASSERT_EQ(stack.family, TorchFamily::kCat);
+  ASSERT_TRUE(stack.cat_vectorized);
+  EXPECT_EQ(stack.cat_alignment, 16);
+  EXPECT_EQ(stack.cat_elems_per_vec, 2);
+  const uint64_t a = kBase + 0x28000, b = kBase + 0x28200, out = kBase + 0x28400;
+  put<int64_t>(a, {10, 11, 12, 13});
+  put<int64_t>(b, {20, 21, 22, 23});
+  put<int64_t>(out, {-1, -1, -1, -1, -1, -1, -1, -1});  // stale bytes the stack overwrites
+  CatMetadata<128, 1> meta;
+  std::memset(&meta, 0, sizeof(meta));
+  meta.input[0] = reinterpret_cast<const void*>(a);
+  meta.input[1] = reinterpret_cast<const void*>(b);
+  meta.offset[0] = 0, meta.offset[1] = 1;
+  meta.dim_size[0] = meta.dim_size[1] = 1;
+  meta.elements[0] = meta.elements[1] = 4;
+  TensorSizeStride os{{2, 0, 0, 0}, {1, 0, 0, 0}};
+  uint64_t output = out;
+  int dim = 0;
+  uint32_t trailing = 4;
+  void* args[] = {&output, &meta, &os, &dim, &trailing};
+  run(stack, args, {1, 2, 1});
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(get<int64_t>(out + 8 * i), 10 + i);
+    EXPECT_EQ(get<int64_t>(out + 32 + 8 * i), 20 + i);
+  }
+}
