@@ -70,8 +70,13 @@ Estimate gemm_estimate(const GemmDesc& d, const GpuPreset& gpu, const ModelParam
                               round_up(d.n, params.gemm_tile_n) * round_up(d.k, params.gemm_tile_k);
   const double tiles =
       batch * ceil_div(d.m, params.gemm_tile_m) * ceil_div(d.n, params.gemm_tile_n);
+  // With fewer output tiles than SMs and a long K, cuBLAS splits K (split-K / stream-K): up to
+  // padded K / split_k_min_k blocks work on each output tile. Counted continuously so that the
+  // time never falls as a dimension grows; the partial sums' reduction is left to L2.
+  const double k_slices = std::max(
+      1.0, round_up(d.k, params.gemm_tile_k) / static_cast<double>(params.gemm_split_k_min));
   const double rate = peak_flops(gpu.perf, d.a, d.compute) * eff.gemm_efficiency;
-  const double compute_s = padded_flops / rate / fill(tiles, gpu);
+  const double compute_s = padded_flops / rate / fill(tiles * k_slices, gpu);
 
   const double m = static_cast<double>(d.m), n = static_cast<double>(d.n);
   const double k = static_cast<double>(d.k);

@@ -429,7 +429,17 @@ void Collectives::finish(Matched& m, SimTime end) {
   for (Part* p : m.parts) {
     Group& g = *p->group;
     g.end = std::max(g.end, end);
-    if (g.parts.size() == 1) g.args = args;
+    if (g.parts.size() == 1) {
+      g.args = args;
+    } else {
+      // A group span lists its operations as they finish, each from this rank's side (a
+      // send's or a receive's peer), so that an all-to-all's per-peer sizes are in the trace.
+      nlohmann::json one = {{"op", kind_name(p->op.kind)},
+                            {"bytes", p->op.count * dtype_size(p->op.dtype)},
+                            {"communicator", m.comm->id}};
+      if (is_p2p(p->op.kind)) one["peer"] = p->op.peer;
+      g.args["ops"].push_back(std::move(one));
+    }
     groups.push_back(&g);
   }
   // The operation is done with: take it out of its communicator's queues, keeping it alive

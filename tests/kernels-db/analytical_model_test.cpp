@@ -96,6 +96,26 @@ TEST(GemmModel, SkinnyGemmIsMemoryBoundByHand) {
   EXPECT_LT(efficiency(d, gpu("h100")), 0.1);
 }
 
+TEST(GemmModel, LongKWithFewTilesSplitsKByHand) {
+  // A router's weight gradient: m = 256, n = 8 (experts), k = 16,384 tokens, fp32. Two output
+  // tiles, but K splits into 16384 / 256 = 64 slices: 128 blocks on 132 SMs. Compute: the
+  // tile-padded 2·256·128·16384 FLOPs at 67 TFLOPS (fp32 peak, gpus.toml) × 0.801 over
+  // 128 / 132 of the SMs; without the split it would run on 2 of them, 64 times longer.
+  GemmDesc d = cube(256);
+  d.n = 8;
+  d.k = 16384;
+  d.a = d.b = d.c = d.compute = DType::kF32;
+  const Estimate e = gemm_estimate(d, gpu("h100"), params());
+  const double flops = 2.0 * 256 * 128 * 16384;
+  const double rate = peak_flops(gpu("h100").perf, DType::kF32, DType::kF32) * 0.801;
+  EXPECT_NEAR(e.compute_us, flops / rate / (128.0 / 132.0) * 1e6, 1e-6);
+  EXPECT_LT(e.duration.as_us(), 40.0);
+  // Short K does not split: 256 x 8 x 256 keeps its two tiles on 2 of 132 SMs.
+  d.k = 256;
+  EXPECT_NEAR(gemm_estimate(d, gpu("h100"), params()).compute_us,
+              2.0 * 256 * 128 * 256 / rate / (2.0 / 132.0) * 1e6, 1e-6);
+}
+
 TEST(GemmModel, BatchedSmallGemmsAreFarFromPeak) {
   GemmDesc d = cube(64);
   d.batch = 4096;  // 4096 tiles, but every 64-wide tile is padded to 128×128×64
@@ -196,6 +216,7 @@ TEST(ModelParams, BadFilesNameTheKey) {
 tile_m = 128
 tile_n = 128
 tile_k = 64
+split_k_min_k = 256
 overhead_us = 4.0
 [attention]
 tile_q = 128

@@ -23,6 +23,7 @@ struct ModelParams {
   };
 
   uint64_t gemm_tile_m = 0, gemm_tile_n = 0, gemm_tile_k = 0;
+  uint64_t gemm_split_k_min = 0;  // the least K one split-K slice works on
   SimTime gemm_overhead;
   uint64_t attention_tile_q = 0;
   SimTime attention_overhead;
