@@ -12,6 +12,8 @@ Cases (2 hosts x 2 H100, 3 steps, local batch 8 x 2048 tokens; docs/frameworks/t
   cp        context parallelism (2, inside a host) x FSDP2 (2): FSDP2 shards over the 4 GPUs
             (dp_shard x cp), each CP rank holds half of every sequence and all-gathers the
             other half's keys and values (FlexAttention's CP in TorchTitan 0.3)
+  compile   the fsdp layout with --compile.enable: every transformer block compiled by
+            inductor, its elementwise work fused into Triton kernels
 
 Every case runs TorchTitan's default attention, FlexAttention, whose kernels torch.compile
 (inductor) generates and Triton launches through the driver API: the first run of a layout
@@ -75,6 +77,11 @@ CASES = {
     "cp": (2, 2, "h100", "llama3_debugmodel",
            ["--training.disable-cuda-graphs", "--parallelism.context-parallel-degree", "2",
             "activation-checkpoint:none"]),
+    # torch.compile of every transformer block (inductor): the fsdp case's layout, its
+    # elementwise work fused into Triton kernels launched through the driver.
+    "compile": (2, 2, "h100", "llama3_debugmodel",
+                ["--training.disable-cuda-graphs", "--compile.enable",
+                 "activation-checkpoint:none"]),
 }
 
 STEP_LINE = re.compile(r"step:\s*(\d+)\s+loss:.*?memory:\s*([0-9.]+)GiB.*?tps:\s*([0-9,]+)")
@@ -388,12 +395,29 @@ def main():
         micro = LOCAL_BATCH if pp > 1 else 1
         ac = 2 if args.case == "pp_ac" else 1
         per_gpu = LAYERS // pp * micro * window
-        fwd = names.get("triton_tem_fused_flex_attention_0", 0)
-        bwd = names.get("triton_tem_fused_flex_attention_backward_1", 0)
+        # (inductor names them triton_tem_fused_flex_attention_<n> and ..._backward_<n>; under
+        # --compile.enable the template is part of the block's graph and its number changes.)
+        fwd = sum(n for k, n in names.items()
+                  if k.startswith("triton_tem_fused") and "flex_attention" in k
+                  and "backward" not in k)
+        bwd = sum(n for k, n in names.items()
+                  if k.startswith("triton_tem_fused") and "flex_attention_backward" in k)
         harness.check(fwd == ac * per_gpu * world and bwd == per_gpu * world,
                       f"FlexAttention Triton kernels: {fwd} forward, {bwd} backward (expected "
                       f"{LAYERS // pp} blocks x {micro} microbatches x {window} steps x {world} "
                       f"GPUs = {per_gpu * world} backward, x{ac} forward)")
+        # The blocks' own work (SwiGLU's silu, RMSNorm): PyTorch's kernels when eager, inductor's
+        # fused Triton kernels (named after the ops they fuse) when compiled. FlexAttention's
+        # helper kernels are Triton in both.
+        for op in ("silu", "rms_norm"):
+            fused = sum(n for k, n in names.items() if k.startswith("triton_") and op in k)
+            if args.case == "compile":
+                harness.check(fused >= per_gpu * world,
+                              f"compiled blocks run {op} in inductor's Triton kernels: {fused} "
+                              f"launches (at least one per block and step on every GPU: "
+                              f"{per_gpu * world})")
+            else:
+                harness.check(fused == 0, f"eager blocks run no Triton kernel for {op} ({fused})")
     harness.finish()
 
 
