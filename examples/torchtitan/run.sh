@@ -14,15 +14,15 @@
 #                   (FlexAttention: K/V all-gathered over the CP group)
 #   debug-moe       DeepSeek V3 debug model (MoE: 8 experts, top 3, 5 MoE layers), FSDP2 over
 #                   2 x 2 H100, no expert parallelism
-#   debug-moe-ep    the same with expert parallelism 2 (inside a host) x FSDP2: per-expert token
-#                   counts from the host through examples/torchtitan/phantora_moe.py (a TorchTitan
-#                   override), balanced; IMBALANCE=s skews them (docs/frameworks/torchtitan.md)
+#   debug-moe-ep    the same with expert parallelism 2 (inside a host) x FSDP2: phantora supplies
+#                   the per-expert token counts, balanced; IMBALANCE=s (phantora run
+#                   --moe-imbalance) skews them (docs/frameworks/torchtitan.md)
 #   llama3-8b       Llama 3 8B, FSDP2, local batch 2 x 8192, selective AC, 1 host x 8 H100
 #   llama3-70b      Llama 3 70B, TP 8 x FSDP2 2, local batch 8 x 8192, full AC, 2 hosts x 8 H100
 #
 # Environment: PHANTORA (default build/tools/phantora), OUT (default runs/torchtitan-PRESET),
-# PORT (rendezvous, default 29940), STEPS (default 4), IMBALANCE (debug-moe-ep: the routing
-# skew, 0 = balanced), PHANTORA_ARGS (more `phantora run`
+# PORT (rendezvous, default 29940), STEPS (default 4), IMBALANCE (debug-moe-ep: phantora run's
+# --moe-imbalance, 0 = balanced), PHANTORA_ARGS (more `phantora run`
 # options, e.g. "--represent-dp 16"), AC (the activation-checkpointing sub-command, which
 # TorchTitan's parser wants last: none, selective, full), TORCHTITAN_VENV (default ~/.cache/phantora/torchtitan-venv,
 # made by scripts/setup-frameworks.sh torchtitan), ASSETS (tokenizer and dataset, default
@@ -63,9 +63,8 @@ case $preset in
   debug-moe)     hosts=2 gpus=2 gpu=h100 module=deepseek_v3 config=deepseek_v3_debugmodel ac=none
                  opts=() ;;
   debug-moe-ep)  hosts=2 gpus=2 gpu=h100 module=deepseek_v3 config=deepseek_v3_debugmodel ac=none
-                 export PYTHONPATH="$PWD/examples/torchtitan${PYTHONPATH:+:$PYTHONPATH}"
-                 opts=(--parallelism.expert-parallel-degree 2
-                       --override.imports "phantora_moe.routed_counts={\"imbalance\": ${IMBALANCE:-0}}") ;;
+                 PHANTORA_ARGS="--moe-imbalance ${IMBALANCE:-0} ${PHANTORA_ARGS:-}"
+                 opts=(--parallelism.expert-parallel-degree 2) ;;
   llama3-8b)     hosts=1 gpus=8 gpu=h100 config=llama3_8b ac=selective
                  opts=(--training.local-batch-size 2) ;;
   llama3-70b)    hosts=2 gpus=8 gpu=h100 config=llama3_70b ac=full

@@ -88,7 +88,7 @@ TEST(Srun, OneTaskPerHostEachBecomingItsHost) {
   o.command = {"./job", "--steps", "3"};
   o.hosts_per_node = 2;
   o.srun_args = {"--cpus-per-task=1"};
-  const t::JobShape shape{4, 8, "model", 123};
+  const t::JobShape shape{4, 8, "model", 123, 1.5};
   const std::vector<std::string> argv =
       t::srun_argv("/usr/bin/srun", "/opt/p/bin/phantora", o, shape);
   const std::vector<std::string> expected = {"/usr/bin/srun",
@@ -110,6 +110,8 @@ TEST(Srun, OneTaskPerHostEachBecomingItsHost) {
                                              "model",
                                              "--epoch-ns",
                                              "123",
+                                             "--moe-imbalance",
+                                             "1.5",
                                              "--",
                                              "./job",
                                              "--steps",

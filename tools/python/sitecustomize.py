@@ -9,6 +9,9 @@ In every Python process of the job it
   * turns cuDNN off for PyTorch once torch is imported (docs/pytorch.md: convolutions take
     PyTorch's own kernels, attention the flash/efficient kernels), since cuDNN talks to the
     driver directly and cannot run on the virtual GPU.
+  * once TorchTitan's token dispatcher is imported, supplies its expert-parallel routing counts
+    from the host (phantora_moe_routing.py: the counts are computed on the GPU, which does not
+    run kernels).
   * then runs the sitecustomize module that this one shadows, if there is one.
 """
 import ctypes
@@ -63,11 +66,15 @@ def _install_clocks():
     time.time_ns = time_ns
 
 
-class _AfterTorchImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Runs `_configure_torch` right after the `torch` package has been imported."""
+class _AfterImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Runs `hook(module)` right after the module `name` has been imported."""
+
+    def __init__(self, name, hook):
+        self._name = name
+        self._hook = hook
 
     def find_spec(self, name, path=None, target=None):
-        if name != "torch":
+        if name != self._name:
             return None
         sys.meta_path.remove(self)
         spec = importlib.util.find_spec(name)
@@ -82,7 +89,7 @@ class _AfterTorchImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def exec_module(self, module):
         self._inner.exec_module(module)
-        _configure_torch(module)
+        self._hook(module)
 
 
 def _configure_torch(torch):
@@ -92,6 +99,12 @@ def _configure_torch(torch):
     except Exception as e:  # an older or newer torch without these switches
         print(f"phantora: could not turn cuDNN off in torch {getattr(torch, '__version__', '?')}: {e}",
               file=sys.stderr)
+
+
+def _route_torchtitan_moe(module):
+    import phantora_moe_routing  # next to this file, on PYTHONPATH
+
+    phantora_moe_routing.patch_torchtitan(module)
 
 
 def _chain_shadowed_sitecustomize():
@@ -107,5 +120,7 @@ def _chain_shadowed_sitecustomize():
 if os.environ.get("PHANTORA_SOCKET") or os.environ.get("PHANTORA_ADDRESS"):
     if not _is_launcher():
         _install_clocks()
-    sys.meta_path.insert(0, _AfterTorchImport())
+    sys.meta_path.insert(0, _AfterImport("torch", _configure_torch))
+    sys.meta_path.insert(0, _AfterImport("torchtitan.models.common.token_dispatcher",
+                                         _route_torchtitan_moe))
 _chain_shadowed_sitecustomize()

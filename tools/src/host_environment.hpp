@@ -25,6 +25,9 @@ struct JobShape {
   int gpus_per_host = 1;
   std::string cpu_time = "measured";
   int64_t epoch_ns = 0;  // time.time() at simulated time zero, the same in every rank
+  // MoE routing the start-up hook supplies where a framework reads per-expert token counts
+  // (tools/python/phantora_moe_routing.py): 0 balanced, s > 0 a Zipf-like skew.
+  double moe_imbalance = 0;
 };
 
 std::map<std::string, std::string> job_environment(const std::filesystem::path& shim,

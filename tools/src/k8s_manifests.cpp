@@ -204,7 +204,8 @@ int write_k8s_manifests(const RunOptions& o) {
   s.shape = JobShape{cluster.hosts, cluster.gpus_per_host, o.cpu_time,
                      std::chrono::duration_cast<std::chrono::nanoseconds>(
                          std::chrono::system_clock::now().time_since_epoch())
-                         .count()};
+                         .count(),
+                     o.moe_imbalance};
   s.command = o.command;
   s.out_claim = o.k8s_out_claim;
   auto arg = [&s](const std::string& flag, const std::string& value) {

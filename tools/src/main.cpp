@@ -51,6 +51,13 @@ void add_simulation_options(CLI::App* cmd, RunOptions& o) {
                   "(fixed cost per call, deterministic) or zero")
       ->check(CLI::IsMember({"measured", "model", "zero"}))
       ->capture_default_str();
+  cmd->add_option("--moe-imbalance", o.moe_imbalance,
+                  "MoE routing where a framework reads per-expert token counts that the "
+                  "simulator does not compute (TorchTitan's expert parallelism): 0 = every "
+                  "expert gets an equal share, s > 0 = shares proportional to 1/(rank+1)^s "
+                  "(docs/frameworks/torchtitan.md)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_option("--kernel-times", o.kernel_times,
                   "CSV of pinned kernel durations (header: kernel,duration_us)")
       ->check(CLI::ExistingFile);
@@ -175,6 +182,7 @@ int main(int argc, char** argv) {
   host_cmd->add_option("--cpu-time", host_shape.cpu_time)
       ->check(CLI::IsMember({"measured", "model", "zero"}));
   host_cmd->add_option("--epoch-ns", host_shape.epoch_ns);
+  host_cmd->add_option("--moe-imbalance", host_shape.moe_imbalance)->check(CLI::NonNegativeNumber);
   host_cmd->add_option("command", host_command)->required();
 
   CLI::App* gpus_cmd = app.add_subcommand("gpus", "List the GPU models the simulator knows");

@@ -25,6 +25,7 @@ struct RunOptions {
   std::string dp_comms = "all";
   std::filesystem::path out = "phantora-out";
   std::string cpu_time = "measured";
+  double moe_imbalance = 0;  // JobShape::moe_imbalance
   std::optional<std::filesystem::path> kernel_times;
   std::optional<std::filesystem::path> kernel_db;
   double launch_latency_us = 4.0;

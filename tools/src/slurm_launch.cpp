@@ -50,6 +50,8 @@ std::vector<std::string> host_argv(const std::string& phantora, const std::strin
                                    shape.cpu_time,
                                    "--epoch-ns",
                                    std::to_string(shape.epoch_ns),
+                                   "--moe-imbalance",
+                                   fmt::format("{}", shape.moe_imbalance),
                                    "--"};
   argv.insert(argv.end(), command.begin(), command.end());
   return argv;

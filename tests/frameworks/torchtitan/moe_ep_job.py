@@ -1,12 +1,13 @@
 """TorchTitan (unmodified) training its DeepSeek V3 debug MoE with expert parallelism under
-`phantora run`, the per-expert token counts supplied by examples/torchtitan/phantora_moe.py
-(a TorchTitan override: kernels do not run, so the router's counts are not computed).
+`phantora run`, the per-expert token counts supplied by phantora's start-up hook
+(tools/python/phantora_moe_routing.py: kernels do not run, so the router's counts are not
+computed).
 
     moe_ep_job.py --phantora BIN --python VENV_PYTHON --work DIR --port P CASE
 
 Cases (2 hosts x 2 H100, EP 2 inside each host, FSDP2 over all 4, 3 steps):
   balanced   every expert gets T x K / E routed token slots
-  skewed     --override.imports 'phantora_moe.routed_counts={"imbalance": 1.0}': Zipf-like shares
+  skewed     phantora run --moe-imbalance 1: Zipf-like shares
 
 What is checked, each against a hand derivation:
 - expert_counts() on small cases worked by hand (exact totals, the largest-remainder rounding,
@@ -31,7 +32,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import harness  # noqa: E402
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
-sys.path.insert(0, os.path.join(REPO, "examples", "torchtitan"))
+sys.path.insert(0, os.path.join(REPO, "tools", "python"))
+from phantora_moe_routing import expert_counts  # noqa: E402
 
 # deepseek_v3_debugmodel (torchtitan.models.deepseek_v3.config_registry): dim 256, 6 layers of
 # which the first is dense (5 MoE layers), 8 routed experts, top 3; local batch 8 x 2048 tokens.
@@ -61,7 +63,6 @@ def main():
     p.add_argument("case", choices=sorted(CASES))
     args = p.parse_args()
     imbalance = CASES[args.case]
-    from phantora_moe import expert_counts  # noqa: E402 (needs torchtitan: the venv's python)
     check_expert_counts(expert_counts)
 
     os.makedirs(args.work, exist_ok=True)
@@ -82,16 +83,12 @@ def main():
                "--profiler.no-enable-profiling", "--metrics.no-enable-tensorboard",
                "--metrics.log-freq", "1", "--metrics.disable-color-printing",
                "--training.disable-cuda-graphs", "--dump-folder", os.path.join(out, "dump"),
-               "--parallelism.expert-parallel-degree", str(EP),
-               "--override.imports", f'phantora_moe.routed_counts={{"imbalance": {imbalance}}}',
-               "activation-checkpoint:none"]
+               "--parallelism.expert-parallel-degree", str(EP), "activation-checkpoint:none"]
     env = {"HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "TORCHINDUCTOR_COMPILE_THREADS": "1",
            "TORCHINDUCTOR_CACHE_DIR": os.environ.get(
-               "TORCHINDUCTOR_CACHE_DIR", os.path.expanduser("~/.cache/phantora/torchinductor")),
-           "PYTHONPATH": os.pathsep.join(
-               [os.path.join(REPO, "examples", "torchtitan")] +
-               ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else []))}
-    r = harness.run(args.phantora, name, args.work, 2, 2, command, env=env, timeout=780)
+               "TORCHINDUCTOR_CACHE_DIR", os.path.expanduser("~/.cache/phantora/torchinductor"))}
+    r = harness.run(args.phantora, name, args.work, 2, 2, command, env=env, timeout=780,
+                    extra=["--moe-imbalance", str(imbalance)])
     harness.check(r.report["status"] == "ok", f"status ok ({r.report['status']})")
     steps = sorted({int(m.group(1)) for m in STEP_LINE.finditer(r.log)})
     harness.check(steps == list(range(1, STEPS + 1)), f"TorchTitan logged steps 1..{STEPS} ({steps})")
@@ -144,8 +141,11 @@ def main():
                       f"{sorted(want_sizes.items())}")
 
     # --- step times --------------------------------------------------------------------------
-    rank0 = [int(m.group(2).replace(",", "")) for m in STEP_LINE.finditer(r.log)][::4]
-    printed_ms = [LOCAL_BATCH * SEQ / tps * 1e3 for tps in rank0[:STEPS]]
+    # Every rank logs every step; the first line of each step stands for it.
+    tps = {}
+    for m in STEP_LINE.finditer(r.log):
+        tps.setdefault(int(m.group(1)), int(m.group(2).replace(",", "")))
+    printed_ms = [LOCAL_BATCH * SEQ / tps[s] * 1e3 for s in sorted(tps)]
     harness.check_steps_fit(r, printed_ms)
     harness.finish()
 
