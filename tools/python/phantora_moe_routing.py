@@ -74,6 +74,10 @@ def patch_torchtitan(module):
     def dispatch(self, x_TD, topk_scores_TK, topk_expert_ids_TK, num_local_tokens_per_expert_E,
                  *args, **kwargs):
         if getattr(self, "ep_mesh", None) is not None:
+            if not layer_of and os.environ.get("RANK", "0") == "0":
+                how = "balanced" if imbalance == 0 else f"Zipf-like skew s={imbalance:g}"
+                print(f"phantora: expert-parallel routing counts are supplied by the simulator "
+                      f"({how}; --moe-imbalance), not computed from the router", file=sys.stderr)
             rotate = layer_of.setdefault(id(self), len(layer_of))
             counts = expert_counts(topk_expert_ids_TK.numel(),
                                    num_local_tokens_per_expert_E.numel(), imbalance, rotate)
