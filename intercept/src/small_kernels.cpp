@@ -483,22 +483,25 @@ std::optional<CatArgs> in_vector_units(const TorchKernel& k, CatArgs c) {
   return c;
 }
 
+// A concatenation whose result is not computed: its output, up to the largest slice end the
+// arguments give (offsets in dim_stride units, elements of `eb` bytes), is unknown from here on.
+SmallKernelPlan cat_output_unknown(const CatArgs& c, uint64_t eb) {
+  SmallKernelPlan plan;
+  uint64_t end = 0;
+  for (const CatInput& in : c.inputs) {
+    end = std::max(end, (uint64_t{in.offset} * c.dim_stride + in.elements) * eb);
+  }
+  if (end > 0) plan.outputs.push_back({c.output, end});
+  return plan;
+}
+
 std::optional<SmallKernelPlan> plan_cat(const TorchKernel& k, const std::optional<CatArgs>& given) {
   if (!given) return std::nullopt;
   std::optional<CatArgs> c = given;
   uint64_t eb = static_cast<uint64_t>(k.cat_element_bytes);
   if (k.cat_vectorized) {
     c = in_vector_units(k, *given);
-    if (!c) {
-      // Positions not computed: the output is unknown from here on.
-      SmallKernelPlan unknown;
-      uint64_t end = 0;
-      for (const CatInput& in : given->inputs) {
-        end = std::max(end, (uint64_t{in.offset} * given->dim_stride + in.elements) * eb);
-      }
-      if (end > 0) unknown.outputs.push_back({given->output, end});
-      return unknown;
-    }
+    if (!c) return cat_output_unknown(*given, eb);  // positions not computed
     eb = static_cast<uint64_t>(k.cat_alignment);
   }
   SmallKernelPlan plan;
@@ -524,16 +527,7 @@ std::optional<SmallKernelPlan> plan_cat(const TorchKernel& k, const std::optiona
     }
     if (in.elements > 0) plan.inputs.push_back({in.data, uint64_t{in.elements} * eb});
   }
-  if (!small || moves.empty()) {
-    // The output's extent: the largest slice end, as far as the arguments say.
-    uint64_t end = 0;
-    for (const CatInput& in : c->inputs) {
-      end = std::max(end, (uint64_t{in.offset} * c->dim_stride + in.elements) * eb);
-    }
-    plan.inputs.clear();
-    if (end > 0) plan.outputs.push_back({c->output, end});
-    return plan;
-  }
+  if (!small || moves.empty()) return cat_output_unknown(*c, eb);
   plan.outputs.push_back({c->output + lo * eb, (hi - lo) * eb});
   const ByteRange out = plan.outputs.back();
   plan.run = [moves = std::move(moves), out, eb] {

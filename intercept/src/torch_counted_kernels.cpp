@@ -11,10 +11,6 @@
 namespace phantora::shim {
 namespace {
 
-bool ends_with(std::string_view s, std::string_view tail) {
-  return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
-}
-
 bool contains(std::string_view s, std::string_view part) {
   return s.find(part) != std::string_view::npos;
 }
@@ -245,9 +241,9 @@ std::optional<CountedKernel> classify_counted(std::string_view base, std::string
 
 std::optional<Traffic> counted_traffic(const CountedKernel& k, void* const* args,
                                        const std::array<uint32_t, 3>& grid) {
+  if (args == nullptr) return std::nullopt;
   bool ok = true;
-  auto arg = [&](int i) { return args ? read_count(args, k.args[i], k.arg_bytes[i], ok) : 0; };
-  if (args == nullptr && k.args[0] >= 0) return std::nullopt;
+  auto arg = [&](int i) { return read_count(args, k.args[i], k.arg_bytes[i], ok); };
   const auto b = [&](int i) { return static_cast<uint64_t>(k.bytes[i]); };
   Traffic w;
   switch (k.kind) {

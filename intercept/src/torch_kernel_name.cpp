@@ -65,10 +65,6 @@ std::string_view base_name(std::string_view d) {
   return d.substr(0, cut);
 }
 
-bool ends_with(std::string_view s, std::string_view tail) {
-  return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
-}
-
 // K of "std::array<char*, 3ul>".
 int array_size(std::string_view arg) {
   if (arg.find("std::array<char*") != 0) return 0;
@@ -453,6 +449,10 @@ void classify_flash(std::string_view base, std::string_view d, TorchKernel& k) {
 }
 
 }  // namespace
+
+bool ends_with(std::string_view s, std::string_view tail) {
+  return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
+}
 
 int scalar_bytes(std::string_view t) {
   t = trim(t);

@@ -132,6 +132,8 @@ TorchKernel classify_torch_kernel(std::string_view demangled);
 // Demangles a mangled device-function name; the input itself when it is not a C++ name.
 std::string demangle(const char* mangled);
 
+// Whether `s` ends with `tail` (qualified names: "...::sum_and_scatter").
+bool ends_with(std::string_view s, std::string_view tail);
 // Size of an element type as demangled (0 when not a scalar type the shim knows).
 int scalar_bytes(std::string_view type);
 // Top-level template arguments of `name<...>(...)`, split on depth-0 commas and trimmed.
