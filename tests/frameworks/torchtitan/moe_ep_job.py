@@ -20,19 +20,17 @@ What is checked, each against a hand derivation:
 - nothing else sends point-to-point;
 - the step times derived from TorchTitan's tps fit in the simulated run.
 """
-import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 from collections import Counter
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import harness  # noqa: E402
+import titan_common  # noqa: E402
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
-sys.path.insert(0, os.path.join(REPO, "tools", "python"))
+sys.path.insert(0, os.path.join(titan_common.REPO, "tools", "python"))
 from phantora_moe_routing import expert_counts  # noqa: E402
 
 # deepseek_v3_debugmodel (torchtitan.models.deepseek_v3.config_registry): dim 256, 6 layers of
@@ -55,26 +53,15 @@ def check_expert_counts(expert_counts):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--phantora", required=True)
-    p.add_argument("--python", required=True)
-    p.add_argument("--work", required=True)
-    p.add_argument("--port", type=int, required=True)
-    p.add_argument("case", choices=sorted(CASES))
-    args = p.parse_args()
+    args = titan_common.arguments(CASES)
     imbalance = CASES[args.case]
     check_expert_counts(expert_counts)
 
-    os.makedirs(args.work, exist_ok=True)
-    assets = os.path.join(args.work, "assets")
-    subprocess.run([args.python, os.path.join(REPO, "examples", "torchtitan", "make_assets.py"),
-                    assets], check=True)
+    assets = titan_common.make_assets(args.python, args.work)
     name = f"moe_ep_{args.case}"
     out = os.path.join(args.work, name)
-    command = [args.python, "-m", "torch.distributed.run", "--nnodes", "2", "--nproc-per-node",
-               "2", "--rdzv-backend", "c10d", "--rdzv-endpoint", f"localhost:{args.port}",
-               "-m", "torchtitan.train", "--module", "deepseek_v3",
-               "--config", "deepseek_v3_debugmodel",
+    command = [*titan_common.torchrun(args.python, 2, 2, args.port),
+               "--module", "deepseek_v3", "--config", "deepseek_v3_debugmodel",
                "--hf-assets-path", os.path.join(assets, "tokenizer"),
                "--dataloader.dataset", "c4_test",
                "--dataloader.dataset-path", os.path.join(assets, "c4_test"),
@@ -84,11 +71,8 @@ def main():
                "--metrics.log-freq", "1", "--metrics.disable-color-printing",
                "--training.disable-cuda-graphs", "--dump-folder", os.path.join(out, "dump"),
                "--parallelism.expert-parallel-degree", str(EP), "activation-checkpoint:none"]
-    env = {"HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "TORCHINDUCTOR_COMPILE_THREADS": "1",
-           "TORCHINDUCTOR_CACHE_DIR": os.environ.get(
-               "TORCHINDUCTOR_CACHE_DIR", os.path.expanduser("~/.cache/phantora/torchinductor"))}
-    r = harness.run(args.phantora, name, args.work, 2, 2, command, env=env, timeout=780,
-                    extra=["--moe-imbalance", str(imbalance)])
+    r = harness.run(args.phantora, name, args.work, 2, 2, command, env=titan_common.environment(),
+                    timeout=780, extra=["--moe-imbalance", str(imbalance)])
     harness.check(r.report["status"] == "ok", f"status ok ({r.report['status']})")
     steps = sorted({int(m.group(1)) for m in STEP_LINE.finditer(r.log)})
     harness.check(steps == list(range(1, STEPS + 1)), f"TorchTitan logged steps 1..{STEPS} ({steps})")

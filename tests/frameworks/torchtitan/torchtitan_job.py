@@ -38,18 +38,15 @@ What is checked, with the working next to each check:
 - FlexAttention's Triton kernels ran as simulated kernels, as many as blocks x microbatches x
   steps x GPUs.
 """
-import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 from collections import defaultdict
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import harness  # noqa: E402
-
-REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
+import titan_common  # noqa: E402
 
 # The debug model (torchtitan.models.llama3, "debugmodel"): dim 256, 6 layers, 16 heads (as many
 # K/V heads), FFN hidden size 768 (4 x 256 x 2/3 rounded up to a multiple of 256), vocabulary 2,048.
@@ -139,24 +136,11 @@ def step_marks_us(spans, pid, steps):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--phantora", required=True)
-    p.add_argument("--python", required=True)
-    p.add_argument("--work", required=True)
-    p.add_argument("--port", type=int, required=True)
-    p.add_argument("--check-only", action="store_true",
-                   help="check the outputs of an earlier run in --work instead of running")
-    p.add_argument("case", choices=sorted(CASES))
-    args = p.parse_args()
+    args = titan_common.arguments(CASES, check_only=True)
     hosts, gpus, gpu, config, extra = CASES[args.case]
-    os.makedirs(args.work, exist_ok=True)
-    assets = os.path.join(args.work, "assets")
-    subprocess.run([args.python, os.path.join(REPO, "examples", "torchtitan", "make_assets.py"),
-                    assets], check=True)
+    assets = titan_common.make_assets(args.python, args.work)
     out = os.path.join(args.work, args.case)
-    command = [args.python, "-m", "torch.distributed.run", "--nnodes", str(hosts),
-               "--nproc-per-node", str(gpus), "--rdzv-backend", "c10d",
-               "--rdzv-endpoint", f"localhost:{args.port}", "-m", "torchtitan.train",
+    command = [*titan_common.torchrun(args.python, hosts, gpus, args.port),
                "--module", "llama3", "--config", config,
                "--hf-assets-path", os.path.join(assets, "tokenizer"),
                "--dataloader.dataset-path", os.path.join(assets, "c4_test"),
@@ -168,15 +152,7 @@ def main():
             r = harness.Run(out, f.read(), 0)
     else:
         r = harness.run(args.phantora, args.case, args.work, hosts, gpus, command, gpu=gpu,
-                        env={"HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1",
-                             # inductor compiles in each rank, not in a worker pool per rank
-                             "TORCHINDUCTOR_COMPILE_THREADS": "1",
-                             # compiled kernels kept with the other caches, so a fresh clone
-                             # (CI) does not compile FlexAttention again for minutes
-                             "TORCHINDUCTOR_CACHE_DIR": os.environ.get(
-                                 "TORCHINDUCTOR_CACHE_DIR",
-                                 os.path.expanduser("~/.cache/phantora/torchinductor"))},
-                        timeout=780)
+                        env=titan_common.environment(), timeout=780)
     world = hosts * gpus
     harness.check(r.report["status"] == "ok", f"status ok ({r.report['status']})")
 
