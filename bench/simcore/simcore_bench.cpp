@@ -47,6 +47,7 @@ void append(std::vector<std::byte>& out, wire::RecordType type, const T& body, i
   h.type = type;
   h.size = static_cast<uint32_t>(sizeof(T) + tail_size);
   h.host_time_ps = host_ps;
+  h.bound_ps = host_ps;  // one thread, never blocked
   const size_t at = out.size();
   out.resize(at + sizeof(h) + sizeof(T) + tail_size);
   std::memcpy(out.data() + at, &h, sizeof(h));
@@ -94,6 +95,7 @@ void shift_host_times(std::vector<std::byte>& b, int64_t delta) {
     wire::RecordHeader h;
     std::memcpy(&h, b.data() + at, sizeof(h));
     h.host_time_ps += delta;
+    h.bound_ps += delta;
     std::memcpy(b.data() + at, &h, sizeof(h));
     at += sizeof(h) + h.size;
   }

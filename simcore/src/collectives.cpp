@@ -522,11 +522,48 @@ void Collectives::finish_group(Group& g) {
                               OpDesc{OpKind::kCollective, end - start, CostSource::kNone, 0, 0});
 }
 
+std::vector<int> Collectives::absent_ranks(const Matched& m) const {
+  std::vector<int> absent;
+  const Part* any = nullptr;
+  for (const Part* p : m.parts) {
+    if (p != nullptr) any = p;
+  }
+  for (size_t r = 0; r < m.parts.size(); ++r) {
+    if (m.parts[r] != nullptr) continue;
+    // Point-to-point parts are {send, recv}: the missing side is the present one's peer.
+    absent.push_back(any != nullptr && is_p2p(any->op.kind) ? any->op.peer : static_cast<int>(r));
+  }
+  return absent;
+}
+
+std::optional<std::string> Collectives::first_incomplete(
+    const std::function<std::optional<std::string>(const Matched&)>& verdict) const {
+  auto each = [&](const Comm& comm) -> std::optional<std::string> {
+    for (const auto& [seq, m] : comm.pending) {
+      if (m->started || m->arrived == m->parts.size()) continue;
+      if (auto msg = verdict(*m)) return msg;
+    }
+    for (const auto& [key, queue] : comm.p2p) {
+      for (const auto& m : queue) {
+        if (m->started || m->arrived == m->parts.size()) continue;
+        if (auto msg = verdict(*m)) return msg;
+      }
+    }
+    return std::nullopt;
+  };
+  for (const auto& [uid, comm] : comms_by_uid_) {
+    if (auto msg = each(*comm)) return msg;
+  }
+  for (const auto& comm : split_comms_) {
+    if (auto msg = each(*comm)) return msg;
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> Collectives::overdue(std::chrono::steady_clock::time_point now,
                                                 std::chrono::seconds timeout) const {
-  auto check = [&](const Matched& m) -> std::optional<std::string> {
-    if (m.started || m.arrived == m.parts.size() || now - m.first_arrival < timeout)
-      return std::nullopt;
+  return first_incomplete([&](const Matched& m) -> std::optional<std::string> {
+    if (now - m.first_arrival < timeout) return std::nullopt;
     const Part* any = nullptr;
     std::vector<std::string> present, absent;
     for (size_t r = 0; r < m.parts.size(); ++r) {
@@ -543,25 +580,29 @@ std::optional<std::string> Collectives::overdue(std::chrono::steady_clock::time_
     if (any == nullptr) return std::nullopt;
     return fmt::format("{}: {} waited, {} never arrived", describe_op(*m.comm, any->op, m.seq),
                        fmt::join(present, ", "), fmt::join(absent, ", "));
-  };
-  auto each = [&](const Comm& comm) -> std::optional<std::string> {
-    for (const auto& [seq, m] : comm.pending) {
-      if (auto msg = check(*m)) return msg;
+  });
+}
+
+std::optional<std::string> Collectives::stranded() const {
+  if (!hooks_.ended) return std::nullopt;
+  return first_incomplete([&](const Matched& m) -> std::optional<std::string> {
+    const Part* any = nullptr;
+    for (const Part* p : m.parts) {
+      if (p != nullptr) any = p;
     }
-    for (const auto& [key, queue] : comm.p2p) {
-      for (const auto& m : queue) {
-        if (auto msg = check(*m)) return msg;
-      }
+    if (any == nullptr) return std::nullopt;
+    for (int rank : absent_ranks(m)) {
+      if (rank < 0 || rank >= static_cast<int>(m.comm->members.size())) continue;
+      const Member& member = m.comm->members[static_cast<size_t>(rank)];
+      if (!member.joined) continue;
+      const auto ended = hooks_.ended(member.client);
+      if (!ended) continue;
+      return fmt::format("{}: rank {} ({}) {} and can never reach it; rank {} ({}) waits for it",
+                         describe_op(*m.comm, any->op, m.seq), rank, hooks_.describe(member.client),
+                         *ended, any->rank, hooks_.describe(any->group->client));
     }
     return std::nullopt;
-  };
-  for (const auto& [uid, comm] : comms_by_uid_) {
-    if (auto msg = each(*comm)) return msg;
-  }
-  for (const auto& comm : split_comms_) {
-    if (auto msg = each(*comm)) return msg;
-  }
-  return std::nullopt;
+  });
 }
 
 std::vector<std::string> Collectives::waiting() const {

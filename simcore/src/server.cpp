@@ -2,6 +2,7 @@
 
 #include <netdb.h>
 #include <netinet/in.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -39,6 +40,16 @@ std::string peer_name(stream_protocol::socket& socket) {
   }
   return addr.ss_family == AF_INET6 ? fmt::format("[{}]:{}", host, port)
                                     : fmt::format("{}:{}", host, port);
+}
+
+// How a process ended, from its goodbye, as the report's `end` says it (docs/report.md).
+std::string describe_end(const wire::Bye& bye) {
+  if (bye.how == wire::kByeSignalled) {
+    const char* name = sigabbrev_np(bye.code);
+    return name != nullptr ? fmt::format("killed by SIG{}", name)
+                           : fmt::format("killed by signal {}", bye.code);
+  }
+  return bye.code == 0 ? "exited" : fmt::format("exited with status {}", bye.code);
 }
 
 }  // namespace
@@ -159,10 +170,11 @@ class Session : public std::enable_shared_from_this<Session> {
       }
       case wire::FrameType::kBye: {
         if (!client_) throw ProtocolError("bye before hello");
-        int64_t host_ps = 0;
-        if (payload_.size() != sizeof(host_ps)) throw ProtocolError("bye has the wrong size");
-        std::memcpy(&host_ps, payload_.data(), sizeof(host_ps));
-        sim.bye(*client_, SimTime::ps(host_ps));
+        wire::Bye bye;
+        if (payload_.size() != sizeof(bye)) throw ProtocolError("bye has the wrong size");
+        std::memcpy(&bye, payload_.data(), sizeof(bye));
+        if (bye.host_time_ps < 0) throw ProtocolError("bye has a negative host time");
+        sim.bye(*client_, SimTime::ps(bye.host_time_ps), describe_end(bye));
         said_bye_ = true;
         end("goodbye");
         return;

@@ -110,6 +110,11 @@ Simulation::Simulation(SimulationConfig config, CostProvider& costs)
               },
               [this](ClientId c, uint64_t recvbuff, const std::vector<std::byte>& bytes) {
                 if (payload_sink_ && clients_.at(c).connected) payload_sink_(c, recvbuff, bytes);
+              },
+              [this](ClientId c) -> std::optional<std::string> {
+                const Client& client = clients_.at(c);
+                if (client.connected) return std::nullopt;
+                return client.info.end;
               }},
           Replicas(config_.replicas, config_.hosts * config_.gpus_per_host, config_.dp_comms)) {
   if (network_.topology().hosts() != config_.represented_hosts() ||
@@ -219,8 +224,10 @@ void Simulation::batch(ClientId id, std::span<const std::byte> payload,
                                       static_cast<int>(h.type), h.size, payload.size()));
     }
     if (h.host_time_ps < 0) throw ProtocolError("negative host time");
+    if (h.bound_ps < 0) throw ProtocolError("negative host time bound");
     if (h.type != wire::RecordType::kHostClock) c.idle = false;
     note_host_time(c, SimTime::ps(h.host_time_ps));
+    c.bound = SimTime::ps(h.bound_ps);  // kNoBound is SimTime::infinite()
     try {
       apply(id, c, h, payload.first(h.size));
     } catch (const std::invalid_argument& e) {
@@ -230,6 +237,7 @@ void Simulation::batch(ClientId id, std::span<const std::byte> payload,
     payload = payload.subspan(h.size);
   }
   progress();
+  if (departed_) check_stranded();
 }
 
 SimTime Simulation::safe_time() const {
@@ -239,10 +247,14 @@ SimTime Simulation::safe_time() const {
     return SimTime::zero();
   SimTime safe = SimTime::infinite();
   for (const Client& c : clients_) {
-    // A client blocked in a call cannot submit until the simulation answers it, and it is
-    // answered at or after the time of what it waits for: it does not bound the network.
-    if (!c.connected || c.outstanding > 0 || c.idle) continue;
-    safe = std::min(safe, c.info.host_clock + config_.launch_latency);
+    // The shim leaves out of its bound the threads blocked in a call the simulation answers
+    // (they run again from the answer's time) and those waiting for another thread (they run
+    // again from that thread's clock, or from a hand-off it counts); a reply not yet taken up
+    // bounds the client from its time. A client with every thread waiting does not bound.
+    if (!c.connected || c.idle) continue;
+    SimTime bound = c.bound;
+    for (const auto& [request, at] : c.resuming) bound = std::min(bound, at);
+    if (!bound.is_infinite()) safe = std::min(safe, bound + config_.launch_latency);
   }
   return safe;
 }
@@ -293,6 +305,7 @@ void Simulation::reply(ClientId client, uint64_t request, SimTime time, int32_t 
   Client& c = clients_.at(client);
   c.outstanding--;
   c.idle = false;  // released: it runs again, and bounds the network from its new clock
+  c.resuming[request] = time;
   const wire::Reply r{request, time.as_ps(), wire::ReplyStatus::kOk, v0, v1, 0};
   if (batch_replies_ != nullptr && batch_client_ == client) {
     batch_replies_->push_back(r);
@@ -565,10 +578,16 @@ void Simulation::apply(ClientId id, Client& c, const wire::RecordHeader& h,
             [&](Engine::Callback cb) { engine_.when_device_done(id, d.device, std::move(cb)); });
       return;
     }
-    case wire::RecordType::kHostClock:
-      c.idle = (read_exact<wire::HostClock>(body, "host-clock").flags & wire::kHostIdle) != 0;
+    case wire::RecordType::kHostClock: {
+      const auto hc = read_exact<wire::HostClock>(body, "host-clock");
+      if ((hc.flags & wire::kHostResumed) != 0) {
+        c.resuming.erase(hc.thread);
+      } else {
+        c.idle = (hc.flags & wire::kHostIdle) != 0;
+      }
       if (c.idle) spdlog::debug("{} is idle (waiting outside CUDA)", describe(id));
       return;
+    }
     case wire::RecordType::kDefineGraph: {
       const auto g = read_body<wire::DefineGraph>(body, "define-graph");
       if (body.size() != sizeof(g) + static_cast<size_t>(g.node_count) * sizeof(wire::GraphNode)) {
@@ -597,25 +616,39 @@ void Simulation::apply(ClientId id, Client& c, const wire::RecordHeader& h,
   throw ProtocolError(fmt::format("unknown record type {}", static_cast<int>(h.type)));
 }
 
-void Simulation::bye(ClientId id, SimTime host_time) {
+void Simulation::bye(ClientId id, SimTime host_time, std::string how) {
   Client& c = client(id);
   note_host_time(c, host_time);
-  c.info.end = "exited";
+  c.info.end = std::move(how);
   c.connected = false;
+  departed_ = true;
   progress();
+  check_stranded();
+}
+
+void Simulation::check_stranded() {
+  // A rank that ended while a communicator it belongs to has an operation waiting for it (or
+  // gets one later) leaves its peers waiting for ever: end the run at once, saying who and how.
+  if (stranded_reported_ || !failure_sink_) return;
+  if (auto why = collectives_.stranded()) {
+    stranded_reported_ = true;
+    failure_sink_(*why);
+  }
 }
 
 void Simulation::disconnected(ClientId id, std::string_view why) {
   Client& c = client(id);
   if (!c.connected) return;
   c.connected = false;
+  departed_ = true;
   c.info.end = fmt::format("disconnected: {}", why);
   spdlog::warn("client {} (host {} pid {}) disconnected without saying goodbye: {}", id,
                c.info.host, c.info.pid, why);
   progress();
+  check_stranded();
   // A rank that used its GPU and vanished (killed, crashed, os._exit) leaves its peers waiting
   // for collectives that can never complete: end the run and say who waits for what.
-  if (c.info.used_gpu && failure_sink_) {
+  if (c.info.used_gpu && failure_sink_ && !stranded_reported_) {
     std::string message = fmt::format("{} ended without saying goodbye ({})", describe(id), why);
     const auto lines = waiting();
     if (!lines.empty())

@@ -20,8 +20,13 @@ F32 = 2
 USER_STREAM = 1 << 16
 
 
+NO_BOUND = (1 << 63) - 1  # wire::kNoBound
+
+
 def rec(rtype, body, request=0, t=0):
-    return struct.pack("<HHIQq", rtype, 0, len(body), request, t) + body
+    # A single-threaded client: it bounds the network at its clock unless it waits for a reply.
+    bound = NO_BOUND if request else t
+    return struct.pack("<HHIQqq", rtype, 0, len(body), request, t, bound) + body
 
 
 def coll_op(comm, kind, count, peer=0, payload=0, redop=0):

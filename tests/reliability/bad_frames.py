@@ -50,9 +50,11 @@ def hello(token=TOKEN, host=0, size=None):
 
 
 def record(rtype, body, request=0, host_ps=0, size=None):
-    # RecordHeader: uint16 type, uint16 pad, uint32 size, uint64 request, int64 host_time_ps
+    # RecordHeader: uint16 type, uint16 pad, uint32 size, uint64 request, int64 host_time_ps,
+    # int64 bound_ps (a single-threaded client: its clock, or none while it waits for a reply)
     n = len(body) if size is None else size
-    return struct.pack("<HHIQq", rtype, 0, n, request, host_ps) + body
+    bound = (1 << 63) - 1 if request else host_ps
+    return struct.pack("<HHIQqq", rtype, 0, n, request, host_ps, bound) + body
 
 
 def connect():

@@ -78,6 +78,8 @@ class Batch {
     h.size = static_cast<uint32_t>(size);
     h.request = request;
     h.host_time_ps = host_ps_override >= 0 ? host_ps_override : ps_us(host_us);
+    // A single-threaded client: bounds the network at its clock unless it waits for a reply.
+    h.bound_ps = request != 0 ? wire::kNoBound : h.host_time_ps;
     append(&h, sizeof(h));
     append(body, size);
     return *this;
@@ -172,7 +174,9 @@ wire::Hello hello_for(int host, const std::string& token = "sekrit", int rank = 
 
 class SimulationTest : public ::testing::Test {
  protected:
-  SimulationTest() : sim(config(), costs) {}
+  SimulationTest() : sim(config(), costs) {
+    sim.set_reply_sink([this](ClientId id, const wire::Reply& r) { woken.emplace_back(id, r); });
+  }
 
   static SimulationConfig config() {
     SimulationConfig c;
@@ -190,10 +194,22 @@ class SimulationTest : public ::testing::Test {
 
   ClientId connect(int host = 0) { return sim.hello(hello_for(host)).client_id; }
 
-  // Applies a batch; returns the replies.
+  // Applies a batch; returns the replies. As the shim does, each thread woken by a reply then
+  // says it runs again (wire::kHostResumed), so that the reply no longer bounds its client.
   std::vector<wire::Reply> run(ClientId id, const Batch& b) {
     std::vector<wire::Reply> replies;
     sim.batch(id, b.bytes(), replies);
+    for (const wire::Reply& r : replies) woken.emplace_back(id, r);
+    while (!woken.empty()) {
+      const auto [client, r] = woken.front();
+      woken.erase(woken.begin());
+      const wire::HostClock resumed{r.request, wire::kHostResumed, 0};
+      Batch ack;
+      ack.raw(RecordType::kHostClock, &resumed, sizeof(resumed), 0, 0, r.time_ps);
+      std::vector<wire::Reply> none;
+      sim.batch(client, ack.bytes(), none);
+      for (const wire::Reply& more : none) woken.emplace_back(client, more);
+    }
     return replies;
   }
   // The reply time of a batch expected to answer exactly one request.
@@ -207,6 +223,7 @@ class SimulationTest : public ::testing::Test {
 
   FixedCosts costs;
   Simulation sim;
+  std::vector<std::pair<ClientId, wire::Reply>> woken;  // replies not yet taken up
 };
 
 // --- hello ------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ namespace phantora::wire {
 
 inline constexpr uint32_t kMagic = 0x50484e54;  // "PHNT"
 // 2: Launch carries decoded memory work; 3: and attention shapes.
-inline constexpr uint16_t kVersion = 3;
+inline constexpr uint16_t kVersion = 4;
 inline constexpr size_t kTokenBytes = 32;
 // Large enough for a group of small collectives with their payloads (kMaxPayloadBytes each).
 inline constexpr size_t kMaxFrameBytes = 64u << 20;
@@ -129,13 +129,31 @@ enum class RecordType : uint16_t {
                      // Gemm: a cuBLAS / cuBLASLt matrix multiply with its full descriptor
 };
 
+// kBye's body: how the process ended.
+enum ByeHow : int32_t {
+  kByeExited = 0,     // exit(code) or a return from main
+  kByeSignalled = 1,  // a fatal signal (code = its number); the connection closes after it
+};
+struct Bye {
+  int64_t host_time_ps = 0;  // the latest clock of its threads
+  int32_t how = kByeExited;
+  int32_t code = 0;
+};
+static_assert(std::is_trivially_copyable_v<Bye>);
+
 struct RecordHeader {
   RecordType type{};
   uint16_t pad = 0;
   uint32_t size = 0;         // body bytes after this header
   uint64_t request = 0;      // non-zero: the client waits for a Reply with this id
   int64_t host_time_ps = 0;  // the submitting thread's host clock at the call
+  // The earliest host time at which the process can still submit work: the least clock of its
+  // threads that run (not blocked in a call the simulator answers, nor waiting for another
+  // thread) and of hand-offs between threads not yet taken up; kNoBound when every thread
+  // waits. Lets the network advance while one thread of a process waits and others run.
+  int64_t bound_ps = 0;
 };
+inline constexpr int64_t kNoBound = INT64_MAX;
 
 // Stream ids are chosen by the shim and unique within a client. Each device's legacy default
 // stream has id kLegacyStreamBase + device.
@@ -274,6 +292,9 @@ enum HostClockFlags : uint32_t {
   // something the simulator cannot see (a TCPStore get, a Gloo barrier, a pipe). Until its
   // next record it does not hold the simulation back (design.md, "Causality").
   kHostIdle = 1,
+  // A thread that blocked in a request has its reply and runs again: until this record the
+  // daemon bounds the process by the reply's time (HostClock::thread = the request's id).
+  kHostResumed = 2,
 };
 
 struct HostClock {

@@ -66,6 +66,9 @@ class Collectives {
         span;
     // Writes a small collective's result into a client's receive buffer.
     std::function<void(ClientId, uint64_t recvbuff, const std::vector<std::byte>& bytes)> deliver;
+    // How a client that has gone ended ("exited with status 1", "killed by SIGABRT"); nullopt
+    // while it is connected.
+    std::function<std::optional<std::string>(ClientId)> ended;
   };
 
   // `max_ranks`: the live cluster's GPUs; no communicator can be larger. `replicas`: the
@@ -98,6 +101,9 @@ class Collectives {
   // others never arrived, described for an error message.
   std::optional<std::string> overdue(std::chrono::steady_clock::time_point now,
                                      std::chrono::seconds timeout) const;
+  // The first operation that waits for a member whose process has ended: it can never
+  // complete. Described for an error message, naming the rank, its host and how it ended.
+  std::optional<std::string> stranded() const;
   const CommStats& stats() const { return stats_; }
   uint64_t late_starts() const { return late_starts_; }
 
@@ -176,6 +182,12 @@ class Collectives {
   void finish_group(Group& g);
   void deliver_payloads(const Matched& m);
   std::string describe_op(const Comm& comm, const wire::CollectiveOp& op, uint64_t seq) const;
+  // The first unstarted operation, over every communicator, for which `verdict` has something
+  // to say.
+  std::optional<std::string> first_incomplete(
+      const std::function<std::optional<std::string>(const Matched&)>& verdict) const;
+  // Communicator ranks of the members an operation still waits for.
+  std::vector<int> absent_ranks(const Matched& m) const;
 
   Engine& engine_;
   net::NetworkSimulator& network_;

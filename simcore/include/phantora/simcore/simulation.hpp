@@ -84,7 +84,8 @@ class Simulation {
   // Decodes and applies one batch of records; requests that can be answered append a reply.
   void batch(ClientId client, std::span<const std::byte> payload,
              std::vector<wire::Reply>& replies);
-  void bye(ClientId client, SimTime host_time);
+  // `how`: "exited" (status 0), "exited with status N", "killed by SIGABRT"... (docs/report.md)
+  void bye(ClientId client, SimTime host_time, std::string how = "exited");
   void disconnected(ClientId client, std::string_view why);
 
   // Ends the run: closes the trace and returns the figures for the report.
@@ -119,8 +120,13 @@ class Simulation {
     std::map<StreamId, int> stream_device;
     std::map<StreamId, bool> stream_announced;
     bool connected = true;
-    int outstanding = 0;  // requests not answered yet: the client is blocked in one
+    int outstanding = 0;  // requests not answered yet: a thread of the client is blocked in one
     bool idle = false;    // waiting outside CUDA (see wire::kHostIdle)
+    // The earliest time the client can still submit work, as its last record said
+    // (wire::RecordHeader::bound_ps), and the replies it has not yet said it took up: a
+    // thread woken by one runs again from the reply's time (wire::kHostResumed).
+    SimTime bound;
+    std::map<uint64_t, SimTime> resuming;
   };
   class TraceObserver;
 
@@ -137,6 +143,7 @@ class Simulation {
   // Lets the network run as far as causality allows: no client can still submit anything that
   // starts before the returned time.
   SimTime safe_time() const;
+  void check_stranded();
   void progress();
   void run_network(bool drain);
   std::string describe(ClientId id) const;
@@ -163,6 +170,8 @@ class Simulation {
   std::vector<IntervalUnion> comm_time_;
   std::vector<IntervalUnion> compute_time_;
   bool finished_ = false;
+  bool departed_ = false;           // some client has gone (said goodbye or disconnected)
+  bool stranded_reported_ = false;  // the run was ended for an operation it can never finish
 };
 
 }  // namespace phantora::sim
