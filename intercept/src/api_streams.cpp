@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "capture.hpp"
 #include "context.hpp"
@@ -36,23 +37,33 @@ cudaError_t create_stream(cudaStream_t* out, unsigned flags, int priority) {
   return cudaSuccess;
 }
 
-// A query that finds work unfinished answers cudaErrorNotReady. When the same thread asks about
-// the same stream or event again with no other CUDA call in between, it is busy-waiting: the
-// real loop would spin until the work completes, so the host clock moves to that time and the
-// query succeeds. A single query (PyTorch's allocator checks events this way) costs no wait.
+// A query that finds work unfinished answers cudaErrorNotReady. A thread that queries streams or
+// events in turn with no other CUDA call in between, and comes back to one it found unfinished,
+// is polling: the real loop would spin until the first of them completes, so the thread's clock
+// moves to that time (nccl-tests waits on each GPU's stream this way). A single query
+// (PyTorch's allocator checks events this way) costs no wait.
 cudaError_t answer_poll(const void* what, SimTime done) {
-  thread_local const void* last_polled = nullptr;
+  struct Polled {
+    const void* what;
+    SimTime done;
+  };
+  thread_local std::vector<Polled> unfinished;  // since the thread's last other CUDA call
   thread_local uint64_t last_poll_call = 0;
   const uint64_t call_index = Runtime::thread_call_count();
-  const bool spinning = last_polled == what && last_poll_call + 1 == call_index;
-  last_polled = what;
+  if (last_poll_call + 1 != call_index) unfinished.clear();
   last_poll_call = call_index;
   if (done <= now()) return cudaSuccess;
-  if (spinning) {
-    Runtime::get().advance_clock_to(done);
-    return cudaSuccess;
+  const bool again = std::any_of(unfinished.begin(), unfinished.end(),
+                                 [&](const Polled& p) { return p.what == what; });
+  if (!again) {
+    unfinished.push_back(Polled{what, done});
+    return cudaErrorNotReady;
   }
-  return cudaErrorNotReady;
+  SimTime first = done;
+  for (const Polled& p : unfinished) first = std::min(first, p.done);
+  unfinished.clear();
+  Runtime::get().advance_clock_to(first);
+  return done <= now() ? cudaSuccess : cudaErrorNotReady;
 }
 
 wire::StreamRef ref(const CUstream_st* s) {

@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 
 #include "phantora/host_port.hpp"
 #include "phantora/tcp_options.hpp"
+#include "real_clock.hpp"
 #include "runtime.hpp"
 
 namespace phantora::shim {
@@ -23,10 +25,9 @@ namespace {
 
 constexpr int kDefaultConnectTimeoutS = 30;
 
+// The shim's own timeouts run in real time, whatever clocks the program sees.
 int64_t now_ms() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+  return real_monotonic_ns() / 1000000;
 }
 
 const char* env_or_null(const char* name) {
@@ -137,8 +138,8 @@ DaemonConnection connect_tcp(const char* address) {
       freeaddrinfo(found);
     }
     if (now_ms() + pause_ms > deadline) break;
-    timespec pause{0, pause_ms * 1000000L};
-    nanosleep(&pause, nullptr);
+    const timespec pause{0, pause_ms * 1000000L};
+    syscall(SYS_nanosleep, &pause, nullptr);  // a real pause, never the program's simulated one
     pause_ms = std::min(pause_ms * 2, 1000);
   }
   fatal("cannot reach the simulator at " + hp->to_string() + " (PHANTORA_ADDRESS), tried for " +

@@ -1,11 +1,14 @@
 #include "runtime.hpp"
 
 #include "daemon_connection.hpp"
+#include "host_timelines.hpp"
 #include "payload_inbox.hpp"
+#include "real_clock.hpp"
 #include "shadow.hpp"
 
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -16,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 
 namespace phantora::shim {
 namespace {
@@ -35,12 +39,6 @@ constexpr int64_t kIdleAfterNs = 2'000'000'000;
 // as waiting; above it, the process is computing and keeps bounding the simulation.
 constexpr double kIdleBusyShare = 0.2;
 
-int64_t monotonic_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
 // Time the main thread spent running plus waiting on a run queue (/proc/self/schedstat), so
 // that a rank starved of CPU on an oversubscribed machine still counts as busy.
 int64_t main_thread_demand_ns() {
@@ -50,16 +48,6 @@ int64_t main_thread_demand_ns() {
   const int n = std::fscanf(f, "%llu %llu", &run, &wait);
   std::fclose(f);
   return n == 2 ? static_cast<int64_t>(run + wait) : 0;
-}
-
-int64_t thread_cpu_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
-bool is_main_thread() {
-  return static_cast<pid_t>(syscall(SYS_gettid)) == getpid();
 }
 
 // The thread's CPU clock is a system call to read (no vDSO fast path), so it is read once per
@@ -73,8 +61,20 @@ struct ThreadClock {
   int64_t entry_ns = -1;     // thread CPU time when the current (or last) call entered
   int64_t shim_cost_ns = 0;  // running estimate of the shim's CPU time per call
   bool expensive = false;    // the current call's end is to be measured (note_expensive)
+  bool internal = false;     // the shim's own reader thread
 };
 thread_local ThreadClock t_clock;
+
+HostCpuMode host_mode(wire::CpuTimeMode m) {
+  switch (m) {
+    case wire::CpuTimeMode::kModel:
+      return HostCpuMode::kModel;
+    case wire::CpuTimeMode::kZero:
+      return HostCpuMode::kZero;
+    default:
+      return HostCpuMode::kMeasured;
+  }
+}
 
 int env_int(const char* name, int fallback) {
   const char* v = std::getenv(name);
@@ -123,7 +123,8 @@ Runtime& Runtime::get() {
     pthread_atfork([] { Runtime::get().before_fork(); },
                    [] { Runtime::get().after_fork_in_parent(); },
                    [] { Runtime::get().after_fork_in_child(); });
-    std::atexit([] { Runtime::get().shutdown(); });
+    // on_exit rather than atexit: the daemon is told the exit status.
+    on_exit([](int status, void*) { Runtime::get().exiting(status); }, nullptr);
     return r;
   }();
   return *instance;
@@ -175,8 +176,13 @@ void Runtime::connect_locked() {
     fatal("the simulator at " + daemon.where +
           " did not welcome this process (a phantora of another version?)");
   }
+  Timelines::set_mode(host_mode(welcome_.cpu_time));
+  watch_fatal_signals();
   connected_ = true;
-  reader_ = std::thread([this] { reader_loop(); });
+  reader_ = std::thread([this] {
+    t_clock.internal = true;
+    reader_loop();
+  });
   reader_.detach();
 }
 
@@ -193,8 +199,9 @@ void Runtime::append_locked(wire::RecordType type, uint64_t request, const void*
   const bool is_call = type != wire::RecordType::kDefineKernel &&
                        type != wire::RecordType::kDefineGraph &&
                        type != wire::RecordType::kHostClock;
-  if (is_call && welcome_.cpu_time != wire::CpuTimeMode::kZero) {
-    clock_ps_.fetch_add(welcome_.per_call_cost_ps, std::memory_order_relaxed);
+  Timeline& self = Timelines::self();
+  if (is_call && welcome_.cpu_time != wire::CpuTimeMode::kZero && !t_clock.internal) {
+    self.clock_ps.fetch_add(welcome_.per_call_cost_ps, std::memory_order_relaxed);
   }
   // Queries (syncs answered by the daemon) and bookkeeping are not new work.
   if (is_call && request == 0) work_records_.fetch_add(1, std::memory_order_relaxed);
@@ -202,7 +209,9 @@ void Runtime::append_locked(wire::RecordType type, uint64_t request, const void*
   h.type = type;
   h.size = static_cast<uint32_t>(head_size + tail_size);
   h.request = request;
-  h.host_time_ps = clock_ps_.load(std::memory_order_relaxed);
+  h.host_time_ps = self.clock_ps.load(std::memory_order_relaxed);
+  h.bound_ps = Timelines::bound_ps();
+  last_bound_sent_ = h.bound_ps;
   const size_t total = sizeof(h) + head_size + tail_size;
   if (batch_.size() + total > kFlushBytes) flush_locked();
   const size_t at = batch_.size();
@@ -237,6 +246,11 @@ uint64_t Runtime::send_request(wire::RecordType type, const void* body, size_t s
     std::lock_guard rl(reply_mu_);
     id = next_request_++;
   }
+  // The thread waits for the answer: it leaves the bound before the request is sent, and the
+  // daemon bounds the process by the answer's time until the thread says it runs again.
+  Timeline& self = Timelines::self();
+  self.call_waits++;
+  Timelines::set_state(ThreadState::kCallWait);
   append_locked(type, id, body, size, nullptr, 0);
   flush_locked();
   return id;
@@ -254,13 +268,26 @@ Runtime::Answer Runtime::wait_reply(uint64_t id, bool advance) {
   }
   const SimTime t = SimTime::ps(r.time_ps);
   if (advance) advance_clock_to(t);
+  Timeline& self = Timelines::self();
+  if (--self.call_waits <= 0) {
+    self.call_waits = 0;
+    Timelines::set_state(ThreadState::kRunning);
+  }
+  const wire::HostClock resumed{id, wire::kHostResumed, 0};
+  {
+    std::lock_guard lock(mu_);
+    if (!closed_)
+      append_locked(wire::RecordType::kHostClock, 0, &resumed, sizeof(resumed), nullptr, 0);
+  }
   return Answer{t, r.value0, r.value1};
 }
 
+SimTime Runtime::clock() const {
+  return SimTime::ps(Timelines::self().clock_ps.load(std::memory_order_relaxed));
+}
+
 void Runtime::advance_clock_to(SimTime t) {
-  int64_t cur = clock_ps_.load(std::memory_order_relaxed);
-  while (cur < t.as_ps() && !clock_ps_.compare_exchange_weak(cur, t.as_ps())) {
-  }
+  Timelines::advance_to(t.as_ps());
 }
 
 void Runtime::flush() {
@@ -289,6 +316,7 @@ void Runtime::reader_loop() {
         if (lock.owns_lock() && !closed_) flush_locked();
       }
       watch_idle();
+      watch_bound();
       continue;
     }
     if (ready < 0 && errno == EINTR) continue;
@@ -316,7 +344,17 @@ void Runtime::reader_loop() {
       replies_[r.request] = r;
     }
     reply_cv_.notify_all();
+    watch_bound();
   }
+}
+
+void Runtime::watch_bound() {
+  std::unique_lock lock(mu_, std::try_to_lock);
+  if (!lock.owns_lock() || closed_) return;
+  if (Timelines::bound_ps() == last_bound_sent_) return;
+  const wire::HostClock moved{0, 0, 0};
+  append_locked(wire::RecordType::kHostClock, 0, &moved, sizeof(moved), nullptr, 0);
+  flush_locked();
 }
 
 void Runtime::receive_payload(uint32_t length) {
@@ -335,7 +373,7 @@ void Runtime::receive_payload(uint32_t length) {
 
 void Runtime::watch_idle() {
   const uint64_t work = work_records_.load(std::memory_order_relaxed);
-  const int64_t now = monotonic_ns();
+  const int64_t now = real_monotonic_ns();
   if (work != idle_seen_work_ || idle_since_ns_ == 0) {
     idle_seen_work_ = work;
     idle_since_ns_ = now;
@@ -379,30 +417,22 @@ void Runtime::on_enter() {
   if (t.depth++ > 0) return;
   ++t.calls;
   ensure_connected();
+  if (t.calls == 1) Timelines::register_self();
   if (welcome_.cpu_time != wire::CpuTimeMode::kMeasured) return;
+  // Every thread's clock counts its CPU time since it started (the main thread's first call
+  // also counts the process's start-up: imports, model construction), less the shim's own.
   const int64_t now = thread_cpu_ns();
-  // The main thread's first call also counts the process's start-up work (imports, model
-  // construction); other threads start counting at their first call.
-  int64_t delta = 0;
-  if (t.entry_ns >= 0) {
-    delta = now - (t.entry_ns + t.shim_cost_ns);
-  } else if (is_main_thread()) {
-    delta = now;
-  }
+  Timelines::charge_cpu_until(now);
   t.entry_ns = now;
-  if (delta > 0) charge(SimTime::ps(delta * 1000));
 }
 
 int64_t Runtime::virtual_time_ns() {
-  if (!connected_) {
-    const char* mode = std::getenv("PHANTORA_CPU_TIME");
-    const bool measured = mode == nullptr || std::strcmp(mode, "measured") == 0;
-    return measured && is_main_thread() ? thread_cpu_ns() : 0;
-  }
-  on_enter();
-  const int64_t ns = clock_ps_.load(std::memory_order_relaxed) / 1000;
-  on_leave();
-  return ns;
+  if (!in_shim()) Timelines::charge_cpu_now();
+  return Timelines::self().clock_ps.load(std::memory_order_relaxed) / 1000;
+}
+
+bool Runtime::in_shim() {
+  return t_clock.depth > 0 || t_clock.internal;
 }
 
 uint64_t Runtime::thread_call_count() {
@@ -416,18 +446,78 @@ void Runtime::note_expensive() {
 void Runtime::on_leave() {
   ThreadClock& t = t_clock;
   if (--t.depth > 0) return;
-  if (t.expensive && welcome_.cpu_time == wire::CpuTimeMode::kMeasured) {
-    // Next call's delta = its entry - (entry_ns + shim_cost_ns) = its entry - this exit.
-    t.entry_ns = thread_cpu_ns() - t.shim_cost_ns;
+  if (welcome_.cpu_time != wire::CpuTimeMode::kMeasured) {
     t.expensive = false;
     return;
   }
-  t.expensive = false;
+  if (t.expensive) {
+    // The program's time resumes where this call measurably ended.
+    Timelines::set_cpu_mark(thread_cpu_ns());
+    t.expensive = false;
+    return;
+  }
   // Sampled calls: the 2nd, then every kSampleEvery-th (the 1st also connected to the daemon,
   // which later calls do not pay). Averaged with what was known, weight 1/4.
-  if (welcome_.cpu_time != wire::CpuTimeMode::kMeasured || t.calls % kSampleEvery != 2) return;
-  const int64_t spent = thread_cpu_ns() - t.entry_ns;
-  t.shim_cost_ns = t.calls == 2 ? spent : (3 * t.shim_cost_ns + spent) / 4;
+  if (t.calls % kSampleEvery == 2) {
+    const int64_t spent = thread_cpu_ns() - t.entry_ns;
+    t.shim_cost_ns = t.calls == 2 ? spent : (3 * t.shim_cost_ns + spent) / 4;
+  }
+  // Where the call ended is estimated: its entry plus the shim's usual cost per call.
+  Timelines::set_cpu_mark(t.entry_ns + t.shim_cost_ns);
+}
+
+void Runtime::exiting(int status) {
+  exit_code_ = status;
+  shutdown();
+}
+
+namespace {
+// Fatal signals whose default action ends the process, and what was installed before ours.
+constexpr int kFatalSignals[] = {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTERM, SIGINT};
+struct sigaction g_previous[std::size(kFatalSignals)];
+
+void on_fatal_signal(int sig) {
+  Runtime::get().killed_by(sig);
+  for (size_t i = 0; i < std::size(kFatalSignals); ++i) {
+    if (kFatalSignals[i] == sig) sigaction(sig, &g_previous[i], nullptr);
+  }
+  raise(sig);  // delivered with the previous action once this handler returns
+}
+}  // namespace
+
+void Runtime::watch_fatal_signals() {
+  // Only where the program keeps the default action (which ends the process): a handler of its
+  // own may decide not to end it.
+  for (size_t i = 0; i < std::size(kFatalSignals); ++i) {
+    struct sigaction current {};
+    if (sigaction(kFatalSignals[i], nullptr, &current) != 0 || current.sa_handler != SIG_DFL)
+      continue;
+    struct sigaction ours {};
+    ours.sa_handler = on_fatal_signal;
+    sigemptyset(&ours.sa_mask);
+    ours.sa_flags = SA_RESETHAND | SA_NODEFER;
+    g_previous[i] = current;
+    sigaction(kFatalSignals[i], &ours, nullptr);
+  }
+}
+
+void Runtime::killed_by(int sig) {
+  // In a signal handler: nothing that allocates or waits. A thread holding the connection's
+  // lock may be in the middle of a frame; then the daemon only sees the connection close.
+  if (!mu_.try_lock()) return;
+  if (connected_ && !closed_) {
+    const wire::Bye bye{Timelines::latest_ps(), wire::kByeSignalled, sig};
+    wire::FrameHeader h;
+    h.type = wire::FrameType::kBye;
+    h.length = sizeof(bye);
+    char frame[sizeof(h) + sizeof(bye)];
+    std::memcpy(frame, &h, sizeof(h));
+    std::memcpy(frame + sizeof(h), &bye, sizeof(bye));
+    (void)::send(fd_, frame, sizeof(frame), MSG_NOSIGNAL);
+    closed_ = true;
+    shutting_down_ = true;
+  }
+  mu_.unlock();
 }
 
 void Runtime::shutdown() {
@@ -435,9 +525,9 @@ void Runtime::shutdown() {
   if (!connected_ || closed_) return;
   shutting_down_ = true;
   flush_locked();
-  const int64_t clock = clock_ps_.load();
+  const wire::Bye bye{Timelines::latest_ps(), wire::kByeExited, exit_code_};
   try {
-    send_frame_locked(wire::FrameType::kBye, &clock, sizeof(clock));
+    send_frame_locked(wire::FrameType::kBye, &bye, sizeof(bye));
   } catch (const std::exception&) {
     // The daemon is gone; there is nobody left to tell.
   }
@@ -453,6 +543,7 @@ void Runtime::after_fork_in_parent() {
 }
 
 void Runtime::after_fork_in_child() {
+  Timelines::after_fork_in_child();
   // The child shares the parent's socket but not its reader thread. It starts afresh as a new
   // client if it ever makes a CUDA call (a forked data-loader worker normally never does).
   if (fd_ >= 0) ::close(fd_);

@@ -1,8 +1,9 @@
-// The shim's process-wide state: the connection to the daemon, the host clock, the batch of
-// asynchronous records, and the identity of this process in the simulated cluster.
+// The shim's process-wide state: the connection to the daemon, the batch of asynchronous
+// records, and the identity of this process in the simulated cluster. Host clocks are per thread
+// (host_timelines.hpp).
 //
-// Every intercepted API function opens an ApiCall first. It advances the host clock by the CPU
-// time the application spent since the previous intercepted call (design.md, "Time"), and
+// Every intercepted API function opens an ApiCall first. It advances the calling thread's clock
+// by the CPU time that thread spent since its previous intercepted call (design.md, "Time"), and
 // excludes the shim's own time by reading the thread's CPU clock again on the way out.
 #pragma once
 
@@ -33,10 +34,9 @@ class Runtime {
   }
   int host() const { return host_; }
 
-  // Host clock of this process (picoseconds of simulated time).
-  SimTime clock() const { return SimTime::ps(clock_ps_.load(std::memory_order_relaxed)); }
+  // Host clock of the calling thread (picoseconds of simulated time).
+  SimTime clock() const;
   void advance_clock_to(SimTime t);
-  void charge(SimTime t) { clock_ps_.fetch_add(t.as_ps(), std::memory_order_relaxed); }
 
   // Queues an asynchronous record, stamped with the current host clock.
   void submit(wire::RecordType type, const void* body, size_t size);
@@ -58,7 +58,9 @@ class Runtime {
                     size_t tail_size);
 
   void flush();
-  void shutdown();  // at process exit: flush, say goodbye, close
+  void shutdown();             // at process exit: flush, say goodbye, close
+  void exiting(int status);    // exit(status): shutdown() telling the daemon the status
+  void killed_by(int signal);  // in a fatal signal's handler: tell the daemon, close
 
   // Interns a kernel name; the daemon learns each name once.
   uint32_t kernel_id(const std::string& mangled);
@@ -66,11 +68,14 @@ class Runtime {
   uint64_t next_event_id() { return next_event_.fetch_add(1); }
   uint64_t next_graph_id() { return next_graph_.fetch_add(1); }
 
-  // The host clock as the program's own clock functions should report it (Python's
-  // time.perf_counter through the start-up hook). Never connects: before the process has
+  // The calling thread's host clock as the program's own clock functions report it
+  // (clock_gettime and friends, api_host_clocks.cpp). Never connects: before the process has
   // made a CUDA call it answers from the CPU time spent so far, which is what the first call
   // will charge.
-  int64_t virtual_time_ns();
+  static int64_t virtual_time_ns();
+  // The calling thread is inside an intercepted call or is one of the shim's own threads: the
+  // libc interposers pass its calls straight through.
+  static bool in_shim();
 
   // How many outermost intercepted calls this thread has made.
   static uint64_t thread_call_count();
@@ -99,6 +104,10 @@ class Runtime {
   // Called by the reader thread between frames: tells the daemon when the process waits
   // outside CUDA (wire::kHostIdle).
   void watch_idle();
+  // Called by the reader thread: tells the daemon when the process bound moved without a record
+  // (a thread began to wait for another).
+  void watch_bound();
+  void watch_fatal_signals();
   void receive_payload(uint32_t length);
   [[noreturn]] void lost_daemon(const std::string& why);
 
@@ -116,7 +125,8 @@ class Runtime {
   std::map<uint64_t, wire::Reply> replies_;
   uint64_t next_request_ = 1;
 
-  std::atomic<int64_t> clock_ps_{0};
+  int64_t last_bound_sent_ = -1;  // the process bound of the latest record (under mu_)
+  int32_t exit_code_ = 0;
   std::atomic<uint64_t> next_stream_{wire::kFirstUserStream};
   std::atomic<uint64_t> next_event_{1};
   std::atomic<uint64_t> next_graph_{1};

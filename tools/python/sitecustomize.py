@@ -1,11 +1,8 @@
 """Phantora's start-up hook, put first on PYTHONPATH by `phantora run` (no script change).
 
-In every Python process of the job it
-  * makes time.perf_counter, time.monotonic, time.time (and their _ns forms) return the rank's
-    simulated host clock, read from the preloaded libphantora.so, so that the step times a
-    training script prints are simulated times. time.sleep and the clocks of real waits
-    (threading, sockets, TCPStore) stay real. Launcher processes (torchrun's agent) keep the
-    real clocks: their timeouts must run in real time.
+(Python's clocks need nothing here: time.perf_counter, time.monotonic, time.time and the rest
+read the C library's clocks, which the preloaded libphantora.so makes the thread's simulated host
+clock; docs/time.md.) In every Python process of the job it
   * turns cuDNN off for PyTorch once torch is imported (docs/pytorch.md: convolutions take
     PyTorch's own kernels, attention the flash/efficient kernels), since cuDNN talks to the
     driver directly and cannot run on the virtual GPU.
@@ -14,56 +11,11 @@ In every Python process of the job it
     run kernels).
   * then runs the sitecustomize module that this one shadows, if there is one.
 """
-import ctypes
 import importlib.abc
 import importlib.machinery
 import importlib.util
 import os
 import sys
-import time
-
-
-def _is_launcher():
-    try:
-        with open("/proc/self/cmdline", "rb") as f:
-            args = f.read().split(b"\0")
-    except OSError:
-        return False
-    for a in args[:4]:
-        if a.endswith(b"torchrun") or a in (b"torch.distributed.run", b"torch.distributed.launch"):
-            return True
-    return False
-
-
-def _install_clocks():
-    try:
-        lib = ctypes.CDLL(None)  # the process's global scope, where the preload lives
-        virtual_ns = lib.phantora_virtual_time_ns
-    except (OSError, AttributeError):
-        return  # not under phantora run
-    virtual_ns.restype = ctypes.c_int64
-    virtual_ns.argtypes = []
-    # All ranks share one epoch so that time.time() agrees across hosts, as NTP would.
-    epoch_ns = int(os.environ.get("PHANTORA_EPOCH_NS", "0")) or time.time_ns()
-
-    def perf_counter_ns():
-        return virtual_ns()
-
-    def perf_counter():
-        return virtual_ns() / 1e9
-
-    def time_ns():
-        return epoch_ns + virtual_ns()
-
-    def time_():
-        return (epoch_ns + virtual_ns()) / 1e9
-
-    time.perf_counter = perf_counter
-    time.perf_counter_ns = perf_counter_ns
-    time.monotonic = perf_counter
-    time.monotonic_ns = perf_counter_ns
-    time.time = time_
-    time.time_ns = time_ns
 
 
 class _AfterImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -118,8 +70,6 @@ def _chain_shadowed_sitecustomize():
 
 
 if os.environ.get("PHANTORA_SOCKET") or os.environ.get("PHANTORA_ADDRESS"):
-    if not _is_launcher():
-        _install_clocks()
     sys.meta_path.insert(0, _AfterImport("torch", _configure_torch))
     sys.meta_path.insert(0, _AfterImport("torchtitan.models.common.token_dispatcher",
                                          _route_torchtitan_moe))

@@ -1,0 +1,486 @@
+// The C library's clocks, sleeps and waits, as the program sees them under phantora: every clock
+// it reads is its thread's simulated host clock (docs/time.md, "Clocks the program reads").
+//
+// - clock_gettime (MONOTONIC, BOOTTIME, their RAW and COARSE forms: the thread's clock;
+//   REALTIME and TAI: the run's epoch plus it), gettimeofday and time. CPU-time clocks stay real.
+//   C++'s std::chrono and Python's time module read these.
+// - Sleeps move the thread's clock by what they slept; a sleep or timed wait until a deadline
+//   on a simulated clock waits for the simulated time left (the same span of real time), and a
+//   wait that times out moves the clock to its deadline. So a loop that computes a deadline and
+//   sleeps or waits until it ends neither spins for ever nor hangs, in any mode.
+// - Condition variables, semaphores, thread creation and joins carry clocks between threads
+//   (host_timelines.hpp): a thread released by another resumes no earlier than it.
+//
+// The launcher's processes (torchrun's agent, `phantora run`'s helpers) keep real clocks: their
+// timeouts must run in real time. So do the shim's own threads and calls (Runtime::in_shim), and
+// any process run with PHANTORA_REAL_CLOCKS=1.
+#include <dlfcn.h>
+#include <poll.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "host_timelines.hpp"
+#include "real_clock.hpp"
+#include "runtime.hpp"
+
+namespace phantora::shim {
+namespace {
+
+constexpr int64_t kNsPerS = 1'000'000'000;
+
+// The next definition of a C library function (the real one).
+template <typename Fn>
+Fn next(const char* name) {
+  return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+}
+#define PHANTORA_REAL(name)                                             \
+  static const auto real_##name = next<decltype(&::name)>(#name);       \
+  if (real_##name == nullptr) {                                         \
+    std::fprintf(stderr, "phantora: the C library has no %s\n", #name); \
+    std::abort();                                                       \
+  }
+
+// A launcher: torchrun's agent and the other process starters whose timeouts run in real time.
+// Same test as tools/python/sitecustomize.py made for Python's clocks.
+bool is_launcher() {
+  std::FILE* f = std::fopen("/proc/self/cmdline", "rb");
+  if (f == nullptr) return false;
+  char buf[4096];
+  const size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
+  std::fclose(f);
+  buf[n] = '\0';
+  size_t at = 0;
+  for (int arg = 0; arg < 4 && at < n; ++arg) {
+    const char* a = buf + at;
+    const size_t len = std::strlen(a);
+    auto ends_with = [&](const char* suffix) {
+      const size_t k = std::strlen(suffix);
+      return len >= k && std::strcmp(a + len - k, suffix) == 0;
+    };
+    if (ends_with("torchrun") || std::strcmp(a, "torch.distributed.run") == 0 ||
+        std::strcmp(a, "torch.distributed.launch") == 0)
+      return true;
+    at += len + 1;
+  }
+  return false;
+}
+
+// Whether this process's clocks are simulated: decided once, on first use.
+bool simulated() {
+  static std::atomic<int> decided{-1};
+  int d = decided.load(std::memory_order_relaxed);
+  if (d < 0) {
+    const bool under_phantora =
+        std::getenv("PHANTORA_SOCKET") != nullptr || std::getenv("PHANTORA_ADDRESS") != nullptr;
+    const char* real = std::getenv("PHANTORA_REAL_CLOCKS");
+    const bool opted_out = real != nullptr && std::strcmp(real, "1") == 0;
+    d = under_phantora && !opted_out && !is_launcher() ? 1 : 0;
+    decided.store(d, std::memory_order_relaxed);
+  }
+  return d == 1;
+}
+
+// The calls of this thread are the program's, and simulated.
+bool active() {
+  return simulated() && !Runtime::in_shim();
+}
+
+// The run's epoch: REALTIME clocks read it plus the host clock, the same on every host.
+int64_t epoch_ns() {
+  static const int64_t epoch = [] {
+    const char* v = std::getenv("PHANTORA_EPOCH_NS");
+    const long long parsed = v != nullptr ? std::atoll(v) : 0;
+    return parsed > 0 ? static_cast<int64_t>(parsed) : real_ns(CLOCK_REALTIME);
+  }();
+  return epoch;
+}
+
+enum class ClockKind { kReal, kMonotonic, kRealtime };
+
+ClockKind kind_of(clockid_t c) {
+  switch (c) {
+    case CLOCK_MONOTONIC:
+    case CLOCK_MONOTONIC_RAW:
+    case CLOCK_MONOTONIC_COARSE:
+    case CLOCK_BOOTTIME:
+      return ClockKind::kMonotonic;
+    case CLOCK_REALTIME:
+    case CLOCK_REALTIME_COARSE:
+    case CLOCK_TAI:
+      return ClockKind::kRealtime;
+    default:
+      return ClockKind::kReal;  // CPU-time clocks and the alarm variants
+  }
+}
+
+int64_t to_ns(const timespec& ts) {
+  return static_cast<int64_t>(ts.tv_sec) * kNsPerS + ts.tv_nsec;
+}
+timespec to_timespec(int64_t ns) {
+  if (ns < 0) ns = 0;
+  return timespec{static_cast<time_t>(ns / kNsPerS), static_cast<long>(ns % kNsPerS)};
+}
+
+// A thread that reads the clock over and over while it does not move (model and zero modes:
+// CPU time costs nothing) is spinning until a deadline: after kSpinReads such reads its clock
+// moves by the real time the spin has taken, so that the loop ends as it would on the machine.
+constexpr int kSpinReads = 1000;
+struct ClockSpin {
+  int64_t value = -1;
+  int reads = 0;
+  int64_t since_real_ns = 0;
+};
+thread_local ClockSpin t_spin;
+
+int64_t host_now_ns() {
+  int64_t t = Runtime::virtual_time_ns();
+  ClockSpin& s = t_spin;
+  if (t != s.value) {
+    s = ClockSpin{t, 0, real_monotonic_ns()};
+    return t;
+  }
+  if (++s.reads >= kSpinReads) {
+    const int64_t spun = real_monotonic_ns() - s.since_real_ns;
+    Timelines::advance_to((t + spun) * 1000);
+    t = Runtime::virtual_time_ns();
+    s = ClockSpin{t, 0, real_monotonic_ns()};
+  }
+  return t;
+}
+
+// The simulated reading of a clock of kind `k` (not kReal).
+int64_t simulated_ns(ClockKind k) {
+  const int64_t t = host_now_ns();
+  return k == ClockKind::kRealtime ? epoch_ns() + t : t;
+}
+
+// Converts an absolute deadline on simulated clock `c` into the same span of real time from now
+// on real clock `c`.
+timespec real_deadline(clockid_t c, const timespec& deadline) {
+  const int64_t left = to_ns(deadline) - simulated_ns(kind_of(c));
+  const clockid_t real_clock =
+      kind_of(c) == ClockKind::kRealtime ? CLOCK_REALTIME : CLOCK_MONOTONIC;
+  return to_timespec(real_ns(real_clock) + (left > 0 ? left : 0));
+}
+
+// The simulated time (host clock, ps) of an absolute deadline on clock `c`.
+int64_t deadline_ps(clockid_t c, const timespec& deadline) {
+  int64_t ns = to_ns(deadline);
+  if (kind_of(c) == ClockKind::kRealtime) ns -= epoch_ns();
+  return ns * 1000;
+}
+
+// glibc keeps a condition variable's clock in bit 1 of __wrefs (nptl's
+// __PTHREAD_COND_CLOCK_MONOTONIC_MASK); pthread_cond_timedwait measures its deadline on it.
+clockid_t clock_of(const pthread_cond_t* cond) {
+  return (cond->__data.__wrefs & 2) != 0 ? CLOCK_MONOTONIC : CLOCK_REALTIME;
+}
+
+// A thread released by the object it waited on: takes the hand-off, or the deadline if it
+// timed out.
+void after_timed_wait(const void* object, bool timed_out, int64_t deadline) {
+  Timelines::after_wait(object);
+  if (timed_out && deadline >= 0) Timelines::advance_to(deadline);
+}
+
+// A sleep of `ns` that ran (or was cut short with `left` remaining).
+void slept(int64_t ns) {
+  if (ns > 0) Timelines::advance_to(Timelines::self().clock_ps.load() + ns * 1000);
+}
+
+}  // namespace
+}  // namespace phantora::shim
+
+using namespace phantora::shim;
+
+extern "C" {
+
+// --- clocks ---------------------------------------------------------------------------------
+
+int clock_gettime(clockid_t clock, struct timespec* ts) noexcept {
+  const ClockKind k = kind_of(clock);
+  if (k == ClockKind::kReal || !active()) return real_clock_gettime(clock, ts);
+  *ts = to_timespec(simulated_ns(k));
+  return 0;
+}
+
+int gettimeofday(struct timeval* tv, void* tz) noexcept {
+  PHANTORA_REAL(gettimeofday);
+  if (!active()) return real_gettimeofday(tv, tz);
+  if (tz != nullptr) std::memset(tz, 0, sizeof(struct timezone));
+  const int64_t ns = simulated_ns(ClockKind::kRealtime);
+  tv->tv_sec = static_cast<time_t>(ns / kNsPerS);
+  tv->tv_usec = static_cast<suseconds_t>((ns % kNsPerS) / 1000);
+  return 0;
+}
+
+time_t time(time_t* out) noexcept {
+  PHANTORA_REAL(time);
+  if (!active()) return real_time(out);
+  const time_t t = static_cast<time_t>(simulated_ns(ClockKind::kRealtime) / kNsPerS);
+  if (out != nullptr) *out = t;
+  return t;
+}
+
+// --- sleeps ---------------------------------------------------------------------------------
+
+int nanosleep(const struct timespec* req, struct timespec* rem) {
+  PHANTORA_REAL(nanosleep);
+  if (req == nullptr || !active()) return real_nanosleep(req, rem);
+  timespec left{};
+  const int rc = real_nanosleep(req, &left);
+  slept(to_ns(*req) - (rc == 0 ? 0 : to_ns(left)));
+  if (rem != nullptr) *rem = left;
+  return rc;
+}
+
+int clock_nanosleep(clockid_t clock, int flags, const struct timespec* req, struct timespec* rem) {
+  PHANTORA_REAL(clock_nanosleep);
+  const ClockKind k = kind_of(clock);
+  if (req == nullptr || k == ClockKind::kReal || !active())
+    return real_clock_nanosleep(clock, flags, req, rem);
+  if ((flags & TIMER_ABSTIME) != 0) {
+    // Until a simulated deadline: sleep the simulated time left, and wake at the deadline.
+    const int64_t left = to_ns(*req) - simulated_ns(k);
+    if (left <= 0) return 0;
+    const timespec span = to_timespec(left);
+    const int rc = real_clock_nanosleep(CLOCK_MONOTONIC, 0, &span, nullptr);
+    if (rc == 0) Timelines::advance_to(deadline_ps(clock, *req));
+    return rc;
+  }
+  timespec left{};
+  const int rc = real_clock_nanosleep(clock, 0, req, &left);
+  slept(to_ns(*req) - (rc == 0 ? 0 : to_ns(left)));
+  if (rem != nullptr) *rem = left;
+  return rc;
+}
+
+int usleep(useconds_t us) {
+  const timespec req = to_timespec(static_cast<int64_t>(us) * 1000);
+  return nanosleep(&req, nullptr);
+}
+
+unsigned int sleep(unsigned int seconds) {
+  const timespec req{static_cast<time_t>(seconds), 0};
+  timespec rem{};
+  if (nanosleep(&req, &rem) == 0) return 0;
+  return static_cast<unsigned int>(rem.tv_sec + (rem.tv_nsec > 0 ? 1 : 0));
+}
+
+// --- waits with timeouts that the program computed from its clock ---------------------------
+
+int poll(struct pollfd* fds, nfds_t n, int timeout_ms) {
+  PHANTORA_REAL(poll);
+  const int rc = real_poll(fds, n, timeout_ms);
+  if (rc == 0 && timeout_ms > 0 && active()) slept(static_cast<int64_t>(timeout_ms) * 1'000'000);
+  return rc;
+}
+
+int ppoll(struct pollfd* fds, nfds_t n, const struct timespec* timeout, const sigset_t* mask) {
+  PHANTORA_REAL(ppoll);
+  const int rc = real_ppoll(fds, n, timeout, mask);
+  if (rc == 0 && timeout != nullptr && active()) slept(to_ns(*timeout));
+  return rc;
+}
+
+int select(int nfds, fd_set* r, fd_set* w, fd_set* e, struct timeval* timeout) {
+  PHANTORA_REAL(select);
+  const int64_t ns = timeout != nullptr
+                         ? static_cast<int64_t>(timeout->tv_sec) * kNsPerS + timeout->tv_usec * 1000
+                         : -1;
+  const int rc = real_select(nfds, r, w, e, timeout);
+  if (rc == 0 && ns > 0 && active()) slept(ns);
+  return rc;
+}
+
+int epoll_wait(int epfd, struct epoll_event* events, int max, int timeout_ms) {
+  PHANTORA_REAL(epoll_wait);
+  const int rc = real_epoll_wait(epfd, events, max, timeout_ms);
+  if (rc == 0 && timeout_ms > 0 && active()) slept(static_cast<int64_t>(timeout_ms) * 1'000'000);
+  return rc;
+}
+
+// --- hand-offs between threads --------------------------------------------------------------
+
+int pthread_cond_signal(pthread_cond_t* cond) noexcept {
+  PHANTORA_REAL(pthread_cond_signal);
+  if (active()) Timelines::signal(cond, false);
+  return real_pthread_cond_signal(cond);
+}
+
+int pthread_cond_broadcast(pthread_cond_t* cond) noexcept {
+  PHANTORA_REAL(pthread_cond_broadcast);
+  if (active()) Timelines::signal(cond, true);
+  return real_pthread_cond_broadcast(cond);
+}
+
+int pthread_cond_wait(pthread_cond_t* cond, pthread_mutex_t* mutex) {
+  PHANTORA_REAL(pthread_cond_wait);
+  if (!active()) return real_pthread_cond_wait(cond, mutex);
+  Timelines::before_wait(cond);
+  const int rc = real_pthread_cond_wait(cond, mutex);
+  after_timed_wait(cond, false, -1);
+  return rc;
+}
+
+int pthread_cond_timedwait(pthread_cond_t* cond, pthread_mutex_t* mutex,
+                           const struct timespec* deadline) {
+  PHANTORA_REAL(pthread_cond_timedwait);
+  if (!active()) return real_pthread_cond_timedwait(cond, mutex, deadline);
+  const clockid_t c = clock_of(cond);
+  const timespec real = real_deadline(c, *deadline);
+  Timelines::before_wait(cond);
+  const int rc = real_pthread_cond_timedwait(cond, mutex, &real);
+  after_timed_wait(cond, rc == ETIMEDOUT, deadline_ps(c, *deadline));
+  return rc;
+}
+
+int pthread_cond_clockwait(pthread_cond_t* cond, pthread_mutex_t* mutex, clockid_t clock,
+                           const struct timespec* deadline) {
+  PHANTORA_REAL(pthread_cond_clockwait);
+  if (kind_of(clock) == ClockKind::kReal || !active())
+    return real_pthread_cond_clockwait(cond, mutex, clock, deadline);
+  const timespec real = real_deadline(clock, *deadline);
+  Timelines::before_wait(cond);
+  const int rc = real_pthread_cond_clockwait(cond, mutex, clock, &real);
+  after_timed_wait(cond, rc == ETIMEDOUT, deadline_ps(clock, *deadline));
+  return rc;
+}
+
+int sem_post(sem_t* sem) noexcept {
+  PHANTORA_REAL(sem_post);
+  if (active()) Timelines::signal(sem, false);
+  return real_sem_post(sem);
+}
+
+// A semaphore taken at once was posted earlier: that post is its hand-off.
+static void took_posted(const sem_t* sem) {
+  const int64_t posted = Timelines::last_signal_ps(sem);
+  if (posted >= 0) Timelines::advance_to(posted);
+}
+
+int sem_trywait(sem_t* sem) noexcept {
+  PHANTORA_REAL(sem_trywait);
+  const int rc = real_sem_trywait(sem);
+  if (rc == 0 && active()) took_posted(sem);
+  return rc;
+}
+
+int sem_wait(sem_t* sem) {
+  PHANTORA_REAL(sem_wait);
+  if (!active()) return real_sem_wait(sem);
+  Timelines::before_wait(sem);
+  const int rc = real_sem_wait(sem);
+  if (Timelines::after_wait(sem) < 0 && rc == 0) took_posted(sem);
+  return rc;
+}
+
+int sem_timedwait(sem_t* sem, const struct timespec* deadline) {
+  PHANTORA_REAL(sem_timedwait);
+  if (!active()) return real_sem_timedwait(sem, deadline);
+  const timespec real = real_deadline(CLOCK_REALTIME, *deadline);
+  Timelines::before_wait(sem);
+  const int rc = real_sem_timedwait(sem, &real);
+  const bool timed_out = rc != 0 && errno == ETIMEDOUT;
+  if (Timelines::after_wait(sem) < 0 && rc == 0) took_posted(sem);
+  if (timed_out) Timelines::advance_to(deadline_ps(CLOCK_REALTIME, *deadline));
+  return rc;
+}
+
+int sem_clockwait(sem_t* sem, clockid_t clock, const struct timespec* deadline) {
+  PHANTORA_REAL(sem_clockwait);
+  if (kind_of(clock) == ClockKind::kReal || !active())
+    return real_sem_clockwait(sem, clock, deadline);
+  const timespec real = real_deadline(clock, *deadline);
+  Timelines::before_wait(sem);
+  const int rc = real_sem_clockwait(sem, clock, &real);
+  const bool timed_out = rc != 0 && errno == ETIMEDOUT;
+  if (Timelines::after_wait(sem) < 0 && rc == 0) took_posted(sem);
+  if (timed_out) Timelines::advance_to(deadline_ps(clock, *deadline));
+  return rc;
+}
+
+int pthread_mutex_timedlock(pthread_mutex_t* mutex, const struct timespec* deadline) noexcept {
+  PHANTORA_REAL(pthread_mutex_timedlock);
+  if (!active()) return real_pthread_mutex_timedlock(mutex, deadline);
+  const timespec real = real_deadline(CLOCK_REALTIME, *deadline);
+  const int rc = real_pthread_mutex_timedlock(mutex, &real);
+  if (rc == ETIMEDOUT) Timelines::advance_to(deadline_ps(CLOCK_REALTIME, *deadline));
+  return rc;
+}
+
+int pthread_mutex_clocklock(pthread_mutex_t* mutex, clockid_t clock,
+                            const struct timespec* deadline) noexcept {
+  PHANTORA_REAL(pthread_mutex_clocklock);
+  if (kind_of(clock) == ClockKind::kReal || !active())
+    return real_pthread_mutex_clocklock(mutex, clock, deadline);
+  const timespec real = real_deadline(clock, *deadline);
+  const int rc = real_pthread_mutex_clocklock(mutex, clock, &real);
+  if (rc == ETIMEDOUT) Timelines::advance_to(deadline_ps(clock, *deadline));
+  return rc;
+}
+
+// --- threads --------------------------------------------------------------------------------
+
+namespace {
+struct ThreadStart {
+  void* (*routine)(void*);
+  void* arg;
+  int64_t parent_clock_ps;
+  bool detached;
+};
+
+void* start_with_parent_clock(void* p) {
+  const ThreadStart s = *static_cast<ThreadStart*>(p);
+  delete static_cast<ThreadStart*>(p);
+  Timelines::start_thread(s.parent_clock_ps, s.detached);
+  return s.routine(s.arg);
+}
+}  // namespace
+
+int pthread_create(pthread_t* thread, const pthread_attr_t* attr, void* (*routine)(void*),
+                   void* arg) noexcept {
+  PHANTORA_REAL(pthread_create);
+  if (!active()) return real_pthread_create(thread, attr, routine, arg);
+  Timelines::charge_cpu_now();
+  int detach_state = PTHREAD_CREATE_JOINABLE;
+  if (attr != nullptr) pthread_attr_getdetachstate(attr, &detach_state);
+  auto* start = new ThreadStart{routine, arg, Timelines::self().clock_ps.load(),
+                                detach_state == PTHREAD_CREATE_DETACHED};
+  const int rc = real_pthread_create(thread, attr, start_with_parent_clock, start);
+  if (rc != 0) delete start;
+  return rc;
+}
+
+int pthread_detach(pthread_t thread) noexcept {
+  PHANTORA_REAL(pthread_detach);
+  const int rc = real_pthread_detach(thread);
+  if (rc == 0) Timelines::detach(static_cast<unsigned long>(thread));
+  return rc;
+}
+
+int pthread_join(pthread_t thread, void** result) {
+  PHANTORA_REAL(pthread_join);
+  if (!active()) {
+    const int rc = real_pthread_join(thread, result);
+    if (rc == 0) Timelines::after_join(static_cast<unsigned long>(thread), true);
+    return rc;
+  }
+  Timelines::before_join(static_cast<unsigned long>(thread));
+  const int rc = real_pthread_join(thread, result);
+  Timelines::after_join(static_cast<unsigned long>(thread), rc == 0);
+  return rc;
+}
+
+}  // extern "C"

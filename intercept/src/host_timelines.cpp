@@ -1,0 +1,317 @@
+#include "host_timelines.hpp"
+
+#include "real_clock.hpp"
+
+#include <pthread.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include "phantora/protocol.hpp"
+
+namespace phantora::shim {
+namespace {
+
+// Hand-off slots, by the synchronisation object's address. A collision only merges the clocks
+// of two objects' signallers, which can make a woken thread resume later, never earlier.
+constexpr size_t kSlots = 4096;
+struct Slot {
+  std::atomic<int64_t> last_signal_ps{-1};  // clock of the latest signal or post
+  std::atomic<int32_t> waiters{0};
+};
+Slot g_slots[kSlots];
+
+size_t slot_of(const void* object) {
+  auto a = reinterpret_cast<uintptr_t>(object);
+  a ^= a >> 17;
+  a *= 0x9E3779B97F4A7C15ull;
+  return static_cast<size_t>(a >> 40) % kSlots;
+}
+
+// A signal that may release a waiter keeps the process bound at the signaller's clock until a
+// waiter takes it up. An entry nobody takes up (the waiter had timed out) lapses after
+// kPendingLapseNs of real time, so that it cannot hold the simulation back for ever.
+constexpr int64_t kPendingLapseNs = 1'000'000'000;
+struct PendingHandoff {
+  int64_t clock_ps;
+  int64_t made_ns;
+};
+
+struct Registry {
+  std::mutex mu;
+  std::vector<Timeline*> bounding;                                 // threads that made CUDA calls
+  std::unordered_map<unsigned long, Timeline*> by_thread;          // every thread with a timeline
+  std::unordered_map<size_t, std::deque<PendingHandoff>> pending;  // by slot
+  std::multiset<int64_t> pending_clocks;
+  std::atomic<int> pending_count{0};
+  std::atomic<bool> any_bounding{false};
+};
+
+Registry& registry() {
+  static Registry* r = new Registry();  // never destroyed: threads outlive static destructors
+  return *r;
+}
+
+std::atomic<int> g_mode{-1};
+
+// Removes `t` wherever it is listed and frees it.
+void forget_locked(Registry& r, Timeline* t) {
+  r.bounding.erase(std::remove(r.bounding.begin(), r.bounding.end(), t), r.bounding.end());
+  auto it = r.by_thread.find(t->thread);
+  if (it != r.by_thread.end() && it->second == t) r.by_thread.erase(it);
+  delete t;
+}
+
+void drop_expired_locked(Registry& r, int64_t now_ns) {
+  for (auto it = r.pending.begin(); it != r.pending.end();) {
+    auto& q = it->second;
+    while (!q.empty() && now_ns - q.front().made_ns > kPendingLapseNs) {
+      r.pending_clocks.erase(r.pending_clocks.find(q.front().clock_ps));
+      r.pending_count.fetch_sub(1, std::memory_order_relaxed);
+      q.pop_front();
+    }
+    it = q.empty() ? r.pending.erase(it) : std::next(it);
+  }
+}
+
+thread_local Timeline* t_self = nullptr;
+// Set once the thread's timeline has ended: what the thread still does while it is torn down
+// (other libraries' thread-local destructors) uses a timeline of its own that counts for nothing.
+thread_local bool t_ended = false;
+thread_local Timeline t_after_end;
+
+// Ends this thread's timeline at thread exit: a joinable thread's end stays for its joiner.
+struct Owner {
+  Timeline* timeline = nullptr;
+  ~Owner() {
+    if (timeline == nullptr) return;
+    t_after_end.clock_ps.store(timeline->clock_ps.load());
+    {
+      Registry& r = registry();
+      std::lock_guard lock(r.mu);
+      timeline->state.store(ThreadState::kExited, std::memory_order_release);
+      if (timeline->detached.load()) forget_locked(r, timeline);
+    }
+    t_ended = true;
+    t_self = nullptr;
+  }
+};
+thread_local Owner t_owner;
+thread_local int64_t t_cpu_mark_ns = 0;  // thread CPU time already charged to the clock
+
+}  // namespace
+
+Timeline& Timelines::self() {
+  if (t_self != nullptr) return *t_self;
+  if (t_ended) return t_after_end;
+  auto* t = new Timeline();
+  t->thread = static_cast<unsigned long>(pthread_self());
+  {
+    Registry& r = registry();
+    std::lock_guard lock(r.mu);
+    r.by_thread[t->thread] = t;
+  }
+  t_self = t;
+  t_owner.timeline = t;
+  return *t;
+}
+
+HostCpuMode Timelines::mode() {
+  int m = g_mode.load(std::memory_order_relaxed);
+  if (m < 0) {
+    const char* v = std::getenv("PHANTORA_CPU_TIME");
+    m = static_cast<int>(HostCpuMode::kMeasured);
+    if (v != nullptr && std::strcmp(v, "model") == 0) m = static_cast<int>(HostCpuMode::kModel);
+    if (v != nullptr && std::strcmp(v, "zero") == 0) m = static_cast<int>(HostCpuMode::kZero);
+    g_mode.store(m, std::memory_order_relaxed);
+  }
+  return static_cast<HostCpuMode>(m);
+}
+
+void Timelines::set_mode(HostCpuMode m) {
+  g_mode.store(static_cast<int>(m), std::memory_order_relaxed);
+}
+
+void Timelines::charge_cpu_now() {
+  if (mode() != HostCpuMode::kMeasured) return;
+  charge_cpu_until(thread_cpu_ns());
+}
+
+void Timelines::charge_cpu_until(int64_t cpu_ns) {
+  const int64_t delta = cpu_ns - t_cpu_mark_ns;
+  if (delta > 0) self().clock_ps.fetch_add(delta * 1000, std::memory_order_relaxed);
+  t_cpu_mark_ns = std::max(t_cpu_mark_ns, cpu_ns);
+}
+
+void Timelines::set_cpu_mark(int64_t cpu_ns) {
+  t_cpu_mark_ns = cpu_ns;
+}
+
+void Timelines::register_self() {
+  Timeline& t = self();
+  if (t.bounds.load(std::memory_order_relaxed)) return;
+  Registry& r = registry();
+  std::lock_guard lock(r.mu);
+  t.bounds.store(true);
+  r.bounding.push_back(&t);
+  r.any_bounding.store(true);
+}
+
+int64_t Timelines::bound_ps() {
+  Registry& r = registry();
+  std::lock_guard lock(r.mu);
+  int64_t bound = wire::kNoBound;
+  for (const Timeline* t : r.bounding) {
+    const ThreadState s = t->state.load(std::memory_order_acquire);
+    if (s == ThreadState::kRunning || (s == ThreadState::kExited && t->awaited.load()))
+      bound = std::min(bound, t->clock_ps.load(std::memory_order_relaxed));
+  }
+  if (r.pending_count.load(std::memory_order_relaxed) > 0) {
+    drop_expired_locked(r, real_monotonic_ns());
+    if (!r.pending_clocks.empty()) bound = std::min(bound, *r.pending_clocks.begin());
+  }
+  return bound;
+}
+
+int64_t Timelines::latest_ps() {
+  Registry& r = registry();
+  std::lock_guard lock(r.mu);
+  int64_t latest = t_self != nullptr ? t_self->clock_ps.load() : 0;
+  for (const Timeline* t : r.bounding) latest = std::max(latest, t->clock_ps.load());
+  return latest;
+}
+
+void Timelines::signal(const void* object, bool all) {
+  charge_cpu_now();
+  const int64_t clock = self().clock_ps.load(std::memory_order_relaxed);
+  Slot& s = g_slots[slot_of(object)];
+  s.last_signal_ps.store(clock, std::memory_order_release);
+  const int32_t waiters = s.waiters.load(std::memory_order_acquire);
+  Registry& r = registry();
+  if (waiters <= 0 || !r.any_bounding.load(std::memory_order_relaxed)) return;
+  const int n = all ? waiters : 1;
+  const int64_t now = real_monotonic_ns();
+  std::lock_guard lock(r.mu);
+  auto& q = r.pending[slot_of(object)];
+  for (int i = 0; i < n; ++i) {
+    q.push_back(PendingHandoff{clock, now});
+    r.pending_clocks.insert(clock);
+  }
+  r.pending_count.fetch_add(n, std::memory_order_relaxed);
+}
+
+void Timelines::before_wait(const void* object) {
+  charge_cpu_now();
+  g_slots[slot_of(object)].waiters.fetch_add(1, std::memory_order_acq_rel);
+  set_state(ThreadState::kHostWait);
+}
+
+int64_t Timelines::after_wait(const void* object) {
+  const size_t slot = slot_of(object);
+  Slot& s = g_slots[slot];
+  s.waiters.fetch_sub(1, std::memory_order_acq_rel);
+  int64_t handoff = -1;
+  Registry& r = registry();
+  if (r.pending_count.load(std::memory_order_relaxed) > 0) {
+    std::lock_guard lock(r.mu);
+    auto it = r.pending.find(slot);
+    if (it != r.pending.end() && !it->second.empty()) {
+      handoff = it->second.front().clock_ps;
+      r.pending_clocks.erase(r.pending_clocks.find(handoff));
+      r.pending_count.fetch_sub(1, std::memory_order_relaxed);
+      it->second.pop_front();
+      if (it->second.empty()) r.pending.erase(it);
+    }
+  }
+  if (handoff >= 0) advance_to(handoff);
+  set_state(ThreadState::kRunning);
+  return handoff;
+}
+
+int64_t Timelines::last_signal_ps(const void* object) {
+  return g_slots[slot_of(object)].last_signal_ps.load(std::memory_order_acquire);
+}
+
+void Timelines::start_thread(int64_t parent_clock_ps, bool detached) {
+  Timeline& t = self();
+  t.clock_ps.store(parent_clock_ps, std::memory_order_relaxed);
+  t.detached.store(detached);
+  t_cpu_mark_ns = 0;  // a new thread's CPU clock starts at zero
+}
+
+void Timelines::detach(unsigned long thread) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mu);
+  auto it = r.by_thread.find(thread);
+  if (it == r.by_thread.end()) return;
+  Timeline* t = it->second;
+  t->detached.store(true);
+  if (t->state.load() == ThreadState::kExited) forget_locked(r, t);
+}
+
+void Timelines::before_join(unsigned long thread) {
+  charge_cpu_now();
+  {
+    Registry& r = registry();
+    std::lock_guard lock(r.mu);
+    auto it = r.by_thread.find(thread);
+    if (it != r.by_thread.end()) it->second->awaited.store(true);
+  }
+  set_state(ThreadState::kHostWait);
+}
+
+void Timelines::after_join(unsigned long thread, bool joined) {
+  int64_t end = -1;
+  {
+    Registry& r = registry();
+    std::lock_guard lock(r.mu);
+    auto it = r.by_thread.find(thread);
+    if (it != r.by_thread.end()) {
+      Timeline* t = it->second;
+      if (joined) {
+        end = t->clock_ps.load();
+        forget_locked(r, t);
+      } else {
+        t->awaited.store(false);
+      }
+    }
+  }
+  if (end >= 0) advance_to(end);
+  set_state(ThreadState::kRunning);
+}
+
+void Timelines::advance_to(int64_t ps) {
+  std::atomic<int64_t>& c = self().clock_ps;
+  int64_t cur = c.load(std::memory_order_relaxed);
+  while (cur < ps && !c.compare_exchange_weak(cur, ps, std::memory_order_relaxed)) {
+  }
+}
+
+void Timelines::set_state(ThreadState s) {
+  self().state.store(s, std::memory_order_release);
+}
+
+void Timelines::after_fork_in_child() {
+  // Only the forking thread goes on in the child; the others' timelines mean nothing there.
+  // The registry's mutex may have been held by a thread that does not exist here: start a new
+  // registry over the old one's storage, leaving its contents behind.
+  Registry& r = registry();
+  Timeline* me = t_self;
+  new (&r) Registry();
+  if (me != nullptr) {
+    r.by_thread[me->thread] = me;
+    if (me->bounds.load()) {
+      r.bounding.push_back(me);
+      r.any_bounding.store(true);
+    }
+  }
+  for (Slot& s : g_slots) s.waiters.store(0);
+}
+
+}  // namespace phantora::shim

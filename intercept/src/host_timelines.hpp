@@ -1,0 +1,93 @@
+// Host timelines: one simulated clock per thread of the process (docs/time.md, "Host clocks").
+//
+// A thread's clock advances by its own CPU time (measured mode) or call costs (model mode) and by
+// its own waits: a blocking CUDA call moves only the caller. Threads hand work to each other
+// through condition variables, semaphores and thread creation and joining; the thread that
+// wakes takes the clock of the thread that woke it (a happens-before edge), so a thread that
+// waited for another never resumes before it.
+//
+// The process bound (wire::RecordHeader::bound_ps) is the earliest time at which any thread can
+// still submit work: the least clock of the threads that have made CUDA calls and run, and of
+// hand-offs signalled but not yet taken up. Threads waiting for a reply or for another thread
+// do not bound it, so the simulation goes on while they wait.
+//
+// Everything here works before the process has connected to the daemon and in processes that
+// never do (the libc clock interposers use it from the first instruction of main).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace phantora::shim {
+
+enum class ThreadState : uint8_t {
+  kRunning,   // runs the program
+  kCallWait,  // blocked in a call the simulator answers: runs again from the answer's time
+  kHostWait,  // waits for another thread: runs again from a hand-off, counted until taken up
+  kExited,
+};
+
+struct Timeline {
+  std::atomic<int64_t> clock_ps{0};
+  std::atomic<ThreadState> state{ThreadState::kRunning};
+  std::atomic<bool> bounds{false};   // made a CUDA call: its submissions are simulated
+  std::atomic<bool> awaited{false};  // exited, and a joiner waits for its clock
+  std::atomic<bool> detached{false};
+  unsigned long thread = 0;  // pthread_t
+  int call_waits = 0;        // requests this thread waits for (owner only)
+};
+
+// How host time advances between calls (mirrors wire::CpuTimeMode; known before connecting
+// from PHANTORA_CPU_TIME, which `phantora run` sets).
+enum class HostCpuMode : uint8_t { kMeasured, kModel, kZero };
+
+class Timelines {
+ public:
+  // This thread's timeline (made on first use).
+  static Timeline& self();
+  // The mode: from the daemon's welcome once connected, else from the environment.
+  static HostCpuMode mode();
+  static void set_mode(HostCpuMode m);
+
+  // Measured mode: charges this thread's CPU time since the last charge to its clock (now, or
+  // up to `cpu_ns` of thread CPU time). set_cpu_mark says up to where it has been accounted
+  // (the shim's own time in a call is not the program's).
+  static void charge_cpu_now();
+  static void charge_cpu_until(int64_t cpu_ns);
+  static void set_cpu_mark(int64_t cpu_ns);
+
+  // Marks this thread as one whose clock bounds the simulation (its first CUDA call).
+  static void register_self();
+  // The least clock of running bounding threads and pending hand-offs (wire::kNoBound: none).
+  static int64_t bound_ps();
+  // The latest clock of any thread: where the process is when it ends.
+  static int64_t latest_ps();
+
+  // Hand-offs through a synchronisation object (a condition variable or semaphore address).
+  // `wakes` is how many waiters the signal may release (1, or all for a broadcast).
+  static void signal(const void* object, bool all);
+  // Around a wait on `object`: before() counts the waiter and leaves the bound; after() takes
+  // the hand-off that released it, if any (returns its clock, or -1), and runs again.
+  static void before_wait(const void* object);
+  static int64_t after_wait(const void* object);
+  // The clock of the latest signal or post on `object` (-1: none), for a semaphore taken
+  // without waiting.
+  static int64_t last_signal_ps(const void* object);
+
+  // Thread creation and joining (the child starts at the parent's clock, the joiner resumes no
+  // earlier than the joined thread's end).
+  static void start_thread(int64_t parent_clock_ps, bool detached);
+  static void detach(unsigned long thread);
+  // Before joining `thread`: leaves the bound and counts the thread's end in it.
+  static void before_join(unsigned long thread);
+  // After the join returned: takes the joined thread's end (when `joined`) and runs again.
+  static void after_join(unsigned long thread, bool joined);
+
+  // Moves this thread's clock forward to at least `ps`.
+  static void advance_to(int64_t ps);
+  static void set_state(ThreadState s);
+
+  static void after_fork_in_child();
+};
+
+}  // namespace phantora::shim

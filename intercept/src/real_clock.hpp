@@ -1,0 +1,26 @@
+// The machine's own clocks, for the shim's timeouts and measurements: libphantora.so interposes
+// clock_gettime (api_host_clocks.cpp), so its own code must not call it through the symbol.
+#pragma once
+
+#include <time.h>
+
+#include <cstdint>
+
+namespace phantora::shim {
+
+// clock_gettime of the C library, whatever the process sees.
+int real_clock_gettime(clockid_t clock, timespec* ts);
+
+inline int64_t real_ns(clockid_t clock) {
+  timespec ts{};
+  real_clock_gettime(clock, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+inline int64_t real_monotonic_ns() {
+  return real_ns(CLOCK_MONOTONIC);
+}
+inline int64_t thread_cpu_ns() {
+  return real_ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
+}  // namespace phantora::shim
