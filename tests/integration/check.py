@@ -214,6 +214,41 @@ def case_event_loop():
     check_close(r.number("elapsed_us"), 2 + 1250.0, "model mode, N=100")
 
 
+def case_two_threads():
+    # Zero mode, every clock starts at 0 and moves only at waits (all times in us from main's
+    # start, read by the program with std::chrono):
+    # B launches long_k (5000) at host 0 on its stream: 4 -> 5004; it tells A and waits: B's
+    # clock -> 5004. A, released at B's clock 0, launches ten short_k (100) at host 0 on its own
+    # stream: 4 -> 1004; its wait moves only A's clock, to 1004. (One clock per process would
+    # have put A's kernels after B's wait: 5008 -> 6008.)
+    r = run("two_threads", "two_threads", flags=zero())
+    check_close(r.number("a_kernels_us"), 1000.0, "A's kernels, event-timed")
+    check_close(r.number("a_done_us"), 1004.0, "A's wait ends when its kernels do")
+    check_close(r.number("b_done_us"), 5004.0, "B's wait ends when the long kernel does")
+    # main joins both: its clock is the later of theirs.
+    check_close(r.number("joined_us"), 5004.0, "main after joining A and B")
+    # Sleeping in 10 ms naps until a deadline 50 ms on: 5 naps, exactly 50 ms of simulated time.
+    check_close(r.number("sleep_loop_us"), 50000.0, "sleep loop until a deadline")
+    check_eq(r.value("naps"), "5", "naps to the deadline")
+    # A 20 ms timed wait nobody ends: times out at its deadline.
+    check_eq(r.value("woken"), "0", "timed wait not woken")
+    check_close(r.number("timed_wait_us"), 20000.0, "timed wait ends at its deadline")
+    check_close(r.number("wall_minus_steady_us"), 0.0, "system_clock moves with steady_clock")
+    # cudaFree syncs the idle device: the run ends at main's clock, 5004 + 50000 + 20000.
+    check_eq(sim_ps(r), us_ps(75004), "simulated_time_ps")
+    # Measured and model modes add host time (CPU time or 2 us per call), but A's work still
+    # ends long before B's kernel, and the deadline loops end at their deadlines.
+    for mode, flags in (("model", model()), ("measured", ("--kernel-times", ARGS.times))):
+        r = run(f"two_threads_{mode}", "two_threads", flags=flags)
+        check(r.number("a_done_us") < 3000.0,
+              f"{mode}: A's work ends in ~1 ms, not after B's kernel ({r.number('a_done_us')})")
+        check(r.number("b_done_us") >= 5004.0, f"{mode}: B waits for its 5 ms kernel")
+        # (The start event is recorded one call cost before the first kernel's launch.)
+        check(abs(r.number("a_kernels_us") - 1000.0) < 10.0, f"{mode}: A's kernels take ~1 ms")
+        check(50000.0 <= r.number("sleep_loop_us") < 51000.0, f"{mode}: sleep loop ~50 ms")
+        check(20000.0 <= r.number("timed_wait_us") < 21000.0, f"{mode}: timed wait ~20 ms")
+
+
 def case_event_loop_host_bound():
     # Model mode with --call-cost-us C and `tiny` (1 us). start is recorded at host T and done
     # at T+4 (idle stream); launch i is stamped T+iC and starts at max(T+iC+4, previous end

@@ -451,6 +451,42 @@ def case_crash():
     check("host 1" in text, "crashed rank: the message names host 1")
 
 
+def case_crash_after_init(mode, ending):
+    # 4 hosts x 1 GPU: rank 3 joins the communicator and then ends (aborts, or exits with
+    # status 3) while ranks 0-2 wait for it in their first all-reduce. The run must end by
+    # itself within 10 s, naming the rank, its host and how it ended (not after the collective
+    # timeout of 300 s).
+    r = run(f"crash_after_{mode}", [prog("mismatch"), "-u", "@WORK@", "-m", mode],
+            flags=["--hosts", "4", "--gpus-per-host", "1"], timeout=60, expect_ok=False)
+    text = r.stderr + (r.report or {}).get("message", "")
+    print(text)
+    check(r.rc not in (0, 124, -9), f"{mode}: the run fails (rc {r.rc})")
+    check(r.wall < 10, f"{mode}: the run ends within 10 s (took {r.wall:.1f} s)")
+    check("rank 3" in text and "host 3" in text, f"{mode}: the message names rank 3 on host 3")
+    check(ending in text, f"{mode}: the message says how it ended ({ending!r})")
+    check("collective #0" in text, f"{mode}: the message names the all-reduce waiting for it")
+    check(r.report is not None and r.report.get("status") == "failed",
+          f"{mode}: report.json status failed")
+
+
+def case_host_timing():
+    # nccl-tests' host-timed column: std::chrono around 20 all-reduces on 8 GPUs driven by one
+    # process, waited for by polling each stream with cudaStreamQuery. Host and CUDA-event
+    # timings must agree within 2 % from 1 MiB up, in every --cpu-time mode: what separates
+    # them is the first launch's latency (4 us) and host call costs (a few us), spread over 20
+    # iterations of >= 25 us each. The zero-mode run must finish (polling is waiting).
+    for mode in ("zero", "model", "measured"):
+        r = run(f"host_timing_{mode}", [prog("host_timing"), "-b", str(MIB), "-e", str(256 * MIB)],
+                flags=["--hosts", "1", "--gpus-per-host", "8", "--gpu", "h100", "--cpu-time", mode],
+                timeout=240)
+        rows = [tuple(float(x) for x in line.split()) for line in r.stdout.splitlines()
+                if len(line.split()) == 3 and line.split()[0].isdigit()]
+        check(len(rows) == 5, f"{mode}: 5 sizes from 1 MiB to 256 MiB ({len(rows)} rows)")
+        for size, host_us, event_us in rows:
+            within(host_us, event_us, 0.02,
+                   f"{mode}: host-timed all-reduce of {int(size) // MIB} MiB vs CUDA events (us)")
+
+
 def span_clusters(spans):
     """Collective spans grouped by start time, in order."""
     by_ts = {}
@@ -571,6 +607,9 @@ CASES = {
     "represent_dp_errors": case_represent_dp_errors,
     "absent_timeout": case_absent,
     "rank_crash": case_crash,
+    "crash_after_init": lambda: case_crash_after_init("init_crash", "killed by SIGABRT"),
+    "exit_after_init": lambda: case_crash_after_init("init_exit", "exited with status 3"),
+    "host_timing": case_host_timing,
     "comm_init_all": case_comm_init_all,
     "comm_split": case_comm_split,
     "comm_split_grouped": case_comm_split_grouped,

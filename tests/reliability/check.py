@@ -254,10 +254,11 @@ def rails_job(work, *extra):
 
 
 def case_causality_delay(delays=((3, 20),)):
-    # A rank that sleeps in real time before its first step is not late in simulated time
-    # (--cpu-time model: sleeping costs nothing). Its communicator's all-reduces contend with
+    # A rank that is late in real time before its first step (it computes for a while: slow
+    # imports, a loaded machine) is not late in simulated time (--cpu-time model: CPU time costs
+    # nothing). Its communicator's all-reduces contend with
     # the other communicator's on the shared NIC, so if the daemon settled the network past the
-    # sleeping rank's clock, the other communicator would run alone (faster) and this one late.
+    # late rank's clock, the other communicator would run alone (faster) and this one late.
     # design.md (Causality): the result must not depend on real-time arrival order.
     flags = shared_nic() + pinned() + ["--cpu-time", "model"]
     base = run("causality base", flags, rails_job(workdir("causality_delay/base")),

@@ -3,6 +3,8 @@
 #pragma once
 #include <cuda_runtime.h>
 #include <nccl.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -28,6 +30,14 @@
       std::exit(1);                                                                               \
     }                                                                                             \
   } while (0)
+
+// Waits `ms` of real time that the simulation does not count. Under phantora every sleep moves
+// the thread's simulated clock (docs/time.md); waiting for another process to publish a file is
+// a start-up detail (as a TCPStore get would be), so it goes straight to the kernel.
+inline void wait_outside_simulation_ms(int ms) {
+  const timespec pause{0, ms * 1000000L};
+  syscall(SYS_nanosleep, &pause, nullptr);
+}
 
 inline int env_int(const char* name, int fallback) {
   const char* v = std::getenv(name);
@@ -56,7 +66,7 @@ inline ncclUniqueId exchange_id(const std::string& path, bool publisher) {
       return id;
     }
     if (f != nullptr) std::fclose(f);
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    wait_outside_simulation_ms(5);
   }
 }
 

@@ -8,6 +8,8 @@
 //   root    ncclBroadcast from root 1 instead of root 0 (everyone else: root 0)
 //   absent  never calls #2 (sleeps), the others wait for it
 //   crash   aborts (SIGABRT) instead of calling #2, the others wait for it
+//   init_crash  aborts right after joining the communicator: the others wait in #0
+//   init_exit   exits with status 3 right after joining: the others wait in #0
 //   none    agrees (control case: the run must succeed)
 //
 //   mismatch -u DIR -m MODE
@@ -36,6 +38,14 @@ int main(int argc, char** argv) {
   const ncclUniqueId id = exchange_id(dir + "/uid", rank == 0);
   ncclComm_t comm;
   NCCL_CHECK(ncclCommInitRank(&comm, n, id, rank));
+  if (deviant && mode == "init_crash") {
+    std::fprintf(stderr, "rank %d: aborting after joining the communicator\n", rank);
+    std::abort();
+  }
+  if (deviant && mode == "init_exit") {
+    std::fprintf(stderr, "rank %d: exiting after joining the communicator\n", rank);
+    std::exit(3);
+  }
   cudaStream_t s;
   CUDA_CHECK(cudaStreamCreate(&s));
   void* buf;

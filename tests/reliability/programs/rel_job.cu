@@ -10,8 +10,8 @@
 //   -m world   one communicator of every rank (default)
 //      rails   one communicator per local GPU index (GPU 0 of every host, GPU 1 of every
 //              host, ...): with one NIC per host, their traffic shares it
-//   -d R:MS    rank R sleeps MS ms of real time before its first step (it stays early in
-//              simulated time: sleeping costs no CPU time, and none in --cpu-time model)
+//   -d R:MS    rank R spends MS ms of real CPU time before its first step (late in real time;
+//              in --cpu-time model CPU time costs nothing, so it stays early in simulated time)
 //   -w         invisible wait (with -m rails): rank 1 waits in a named pipe (something the
 //              simulator cannot see) that rank 0 writes only after its first step completed;
 //              rank 0's step needs the network to advance while rank 1 waits
@@ -32,10 +32,16 @@ __global__ void rel_compute(float* x) {
   if (x != nullptr) x[threadIdx.x] += 1.0f;
 }
 
+// Spins `ms` of the thread's real CPU time (CPU-time clocks are never simulated).
 static void spin_ms(int ms) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  auto cpu_ns = [] {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<long long>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+  };
+  const long long until = cpu_ns() + ms * 1000000LL;
   volatile unsigned sink = 0;
-  while (std::chrono::steady_clock::now() < until) sink = sink + 1;
+  while (cpu_ns() < until) sink = sink + 1;
 }
 
 int main(int argc, char** argv) {
@@ -46,16 +52,35 @@ int main(int argc, char** argv) {
   int opt;
   while ((opt = getopt(argc, argv, "u:m:s:n:k:d:wp:x")) != -1) {
     switch (opt) {
-      case 'u': dir = optarg; break;
-      case 'm': mode = optarg; break;
-      case 's': bytes = parse_size(optarg); break;
-      case 'n': steps = std::atoi(optarg); break;
-      case 'k': kernels = std::atoi(optarg); break;
-      case 'd': std::sscanf(optarg, "%d:%d", &delay_rank, &delay_ms); break;
-      case 'w': invisible_wait = true; break;
-      case 'p': spin = std::atoi(optarg); break;
-      case 'x': verbose = true; break;
-      default: return 2;
+      case 'u':
+        dir = optarg;
+        break;
+      case 'm':
+        mode = optarg;
+        break;
+      case 's':
+        bytes = parse_size(optarg);
+        break;
+      case 'n':
+        steps = std::atoi(optarg);
+        break;
+      case 'k':
+        kernels = std::atoi(optarg);
+        break;
+      case 'd':
+        std::sscanf(optarg, "%d:%d", &delay_rank, &delay_ms);
+        break;
+      case 'w':
+        invisible_wait = true;
+        break;
+      case 'p':
+        spin = std::atoi(optarg);
+        break;
+      case 'x':
+        verbose = true;
+        break;
+      default:
+        return 2;
     }
   }
   const int rank = env_int("RANK", 0), world = env_int("WORLD_SIZE", 1);
@@ -87,7 +112,7 @@ int main(int argc, char** argv) {
   CUDA_CHECK(cudaStreamSynchronize(compute));
 
   if (rank == delay_rank && delay_ms > 0) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    spin_ms(delay_ms);
   }
   const std::string go = dir + "/go";
   const size_t count = bytes / sizeof(float);
