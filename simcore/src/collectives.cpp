@@ -230,6 +230,19 @@ void Collectives::submit(ClientId client, SimTime host_time, const wire::Collect
           fmt::format("{} called {}: rank {} is outside the communicator of {} ranks",
                       hooks_.describe(client), kind_name(op.kind), op.peer, comm->nranks));
     }
+    // A small operation's result is computed from the bytes its members send: check them as
+    // they arrive, not when the operation starts (which may be when the run is finishing).
+    const int n = is_p2p(op.kind) ? 2 : comm->nranks;
+    if (hooks_.deliver &&
+        wire::op_carries_payload(op.kind, op.count, op.dtype, is_p2p(op.kind) ? 1 : n)) {
+      const uint64_t expected =
+          wire::op_send_bytes(op.kind, op.count, op.dtype, n, !is_p2p(op.kind) && rank == op.peer);
+      if (part->payload.size() != expected) {
+        throw CollectiveError(fmt::format("{} sent {} payload bytes for {}, expected {}",
+                                          hooks_.describe(client), part->payload.size(),
+                                          kind_name(op.kind), expected));
+      }
+    }
     g.parts.push_back(std::move(part));
   }
   g.name =
@@ -484,16 +497,7 @@ void Collectives::deliver_payloads(const Matched& m) {
       !wire::op_carries_payload(op.kind, op.count, op.dtype, is_p2p(op.kind) ? 1 : n))
     return;
   std::vector<std::span<const std::byte>> sends;
-  for (const Part* p : m.parts) {
-    const uint64_t expected = wire::op_send_bytes(p->op.kind, p->op.count, p->op.dtype, n,
-                                                  !is_p2p(op.kind) && p->rank == op.peer);
-    if (p->payload.size() != expected) {
-      throw CollectiveError(fmt::format("{} sent {} payload bytes for {}, expected {}",
-                                        hooks_.describe(p->group->client), p->payload.size(),
-                                        describe_op(*m.comm, p->op, m.seq), expected));
-    }
-    sends.emplace_back(p->payload);
-  }
+  for (const Part* p : m.parts) sends.emplace_back(p->payload);  // sizes checked in submit()
   // Send/recv pairs: parts are {sender, receiver}; the receiver gets the sender's bytes.
   const auto results = collective_result(op.kind, op.dtype, op.redop, op.count, op.peer, sends);
   if (is_p2p(op.kind)) {
@@ -583,9 +587,10 @@ std::optional<std::string> Collectives::overdue(std::chrono::steady_clock::time_
   });
 }
 
-std::optional<std::string> Collectives::stranded() const {
-  if (!hooks_.ended) return std::nullopt;
-  return first_incomplete([&](const Matched& m) -> std::optional<std::string> {
+std::optional<Collectives::Stranded> Collectives::stranded() const {
+  if (!hooks_.gone) return std::nullopt;
+  std::optional<Stranded> found;
+  first_incomplete([&](const Matched& m) -> std::optional<std::string> {
     const Part* any = nullptr;
     for (const Part* p : m.parts) {
       if (p != nullptr) any = p;
@@ -594,15 +599,13 @@ std::optional<std::string> Collectives::stranded() const {
     for (int rank : absent_ranks(m)) {
       if (rank < 0 || rank >= static_cast<int>(m.comm->members.size())) continue;
       const Member& member = m.comm->members[static_cast<size_t>(rank)];
-      if (!member.joined) continue;
-      const auto ended = hooks_.ended(member.client);
-      if (!ended) continue;
-      return fmt::format("{}: rank {} ({}) {} and can never reach it; rank {} ({}) waits for it",
-                         describe_op(*m.comm, any->op, m.seq), rank, hooks_.describe(member.client),
-                         *ended, any->rank, hooks_.describe(any->group->client));
+      if (!member.joined || !hooks_.gone(member.client)) continue;
+      found = Stranded{member.client, rank, describe_op(*m.comm, any->op, m.seq)};
+      return found->op;
     }
     return std::nullopt;
   });
+  return found;
 }
 
 std::vector<std::string> Collectives::waiting() const {

@@ -111,11 +111,7 @@ Simulation::Simulation(SimulationConfig config, CostProvider& costs)
               [this](ClientId c, uint64_t recvbuff, const std::vector<std::byte>& bytes) {
                 if (payload_sink_ && clients_.at(c).connected) payload_sink_(c, recvbuff, bytes);
               },
-              [this](ClientId c) -> std::optional<std::string> {
-                const Client& client = clients_.at(c);
-                if (client.connected) return std::nullopt;
-                return client.info.end;
-              }},
+              [this](ClientId c) { return !clients_.at(c).connected; }},
           Replicas(config_.replicas, config_.hosts * config_.gpus_per_host, config_.dp_comms)) {
   if (network_.topology().hosts() != config_.represented_hosts() ||
       network_.topology().gpus_per_host() != config_.gpus_per_host) {
@@ -619,6 +615,7 @@ void Simulation::apply(ClientId id, Client& c, const wire::RecordHeader& h,
 void Simulation::bye(ClientId id, SimTime host_time, std::string how) {
   Client& c = client(id);
   note_host_time(c, host_time);
+  c.how_ended = how == "exited" ? "exited" : how;
   c.info.end = std::move(how);
   c.connected = false;
   departed_ = true;
@@ -626,13 +623,21 @@ void Simulation::bye(ClientId id, SimTime host_time, std::string how) {
   check_stranded();
 }
 
+std::string Simulation::still_waiting() const {
+  const auto lines = waiting();
+  return lines.empty() ? "" : "; still waiting:\n  " + fmt::format("{}", fmt::join(lines, "\n  "));
+}
+
 void Simulation::check_stranded() {
   // A rank that ended while a communicator it belongs to has an operation waiting for it (or
-  // gets one later) leaves its peers waiting for ever: end the run at once, saying who and how.
+  // gets one later) leaves its peers waiting for ever: end the run at once, saying who, how it
+  // ended and what waits for it.
   if (stranded_reported_ || !failure_sink_) return;
-  if (auto why = collectives_.stranded()) {
+  if (auto s = collectives_.stranded()) {
     stranded_reported_ = true;
-    failure_sink_(*why);
+    failure_sink_(fmt::format("{} {} and can never reach {} (rank {} of its communicator){}",
+                              describe(s->client), clients_.at(s->client).how_ended, s->op, s->rank,
+                              still_waiting()));
   }
 }
 
@@ -644,16 +649,16 @@ void Simulation::disconnected(ClientId id, std::string_view why) {
   c.info.end = fmt::format("disconnected: {}", why);
   spdlog::warn("client {} (host {} pid {}) disconnected without saying goodbye: {}", id,
                c.info.host, c.info.pid, why);
+  c.how_ended =
+      fmt::format("ended without saying goodbye ({}: killed by SIGKILL, a crash, or _exit)", why);
   progress();
+  // A rank that vanished (killed, crashed, os._exit) leaves its peers waiting for collectives
+  // that can never complete: the run ends as soon as one waits for it (check_stranded). One
+  // that used its GPU ends it within kVanishedGrace even if none does yet: its peers may still
+  // be computing towards the collective that would wait for it.
   check_stranded();
-  // A rank that used its GPU and vanished (killed, crashed, os._exit) leaves its peers waiting
-  // for collectives that can never complete: end the run and say who waits for what.
-  if (c.info.used_gpu && failure_sink_ && !stranded_reported_) {
-    std::string message = fmt::format("{} ended without saying goodbye ({})", describe(id), why);
-    const auto lines = waiting();
-    if (!lines.empty())
-      message += "; still waiting:\n  " + fmt::format("{}", fmt::join(lines, "\n  "));
-    failure_sink_(message);
+  if (c.info.used_gpu && !stranded_reported_ && !vanished_) {
+    vanished_ = Vanished{id, std::chrono::steady_clock::now()};
   }
 }
 
@@ -667,6 +672,12 @@ void Simulation::check_timeouts(std::chrono::steady_clock::time_point now) {
                  ranks_seen_.size(), expected_ranks_);
     expected_ranks_ = 0;
     progress();
+  }
+  constexpr auto kVanishedGrace = std::chrono::seconds(2);
+  if (vanished_ && !stranded_reported_ && failure_sink_ && now - vanished_->at >= kVanishedGrace) {
+    stranded_reported_ = true;
+    failure_sink_(fmt::format("{} {}{}", describe(vanished_->client),
+                              clients_.at(vanished_->client).how_ended, still_waiting()));
   }
   if (!failure_sink_ || config_.collective_timeout.count() <= 0) return;
   if (auto late = collectives_.overdue(now, config_.collective_timeout)) {

@@ -66,9 +66,8 @@ class Collectives {
         span;
     // Writes a small collective's result into a client's receive buffer.
     std::function<void(ClientId, uint64_t recvbuff, const std::vector<std::byte>& bytes)> deliver;
-    // How a client that has gone ended ("exited with status 1", "killed by SIGABRT"); nullopt
-    // while it is connected.
-    std::function<std::optional<std::string>(ClientId)> ended;
+    // Whether a client has gone (said goodbye or disconnected).
+    std::function<bool(ClientId)> gone;
   };
 
   // `max_ranks`: the live cluster's GPUs; no communicator can be larger. `replicas`: the
@@ -102,8 +101,13 @@ class Collectives {
   std::optional<std::string> overdue(std::chrono::steady_clock::time_point now,
                                      std::chrono::seconds timeout) const;
   // The first operation that waits for a member whose process has ended: it can never
-  // complete. Described for an error message, naming the rank, its host and how it ended.
-  std::optional<std::string> stranded() const;
+  // complete. `op` describes it; `rank` is the missing member's rank in its communicator.
+  struct Stranded {
+    ClientId client = 0;
+    int rank = 0;
+    std::string op;
+  };
+  std::optional<Stranded> stranded() const;
   const CommStats& stats() const { return stats_; }
   uint64_t late_starts() const { return late_starts_; }
 

@@ -120,8 +120,9 @@ class Simulation {
     std::map<StreamId, int> stream_device;
     std::map<StreamId, bool> stream_announced;
     bool connected = true;
-    int outstanding = 0;  // requests not answered yet: a thread of the client is blocked in one
-    bool idle = false;    // waiting outside CUDA (see wire::kHostIdle)
+    int outstanding = 0;    // requests not answered yet: a thread of the client is blocked in one
+    bool idle = false;      // waiting outside CUDA (see wire::kHostIdle)
+    std::string how_ended;  // for messages: "exited with status 3", "ended without saying..."
     // The earliest time the client can still submit work, as its last record said
     // (wire::RecordHeader::bound_ps), and the replies it has not yet said it took up: a
     // thread woken by one runs again from the reply's time (wire::kHostResumed).
@@ -144,6 +145,7 @@ class Simulation {
   // starts before the returned time.
   SimTime safe_time() const;
   void check_stranded();
+  std::string still_waiting() const;  // "; still waiting:\n  ..." or ""
   void progress();
   void run_network(bool drain);
   std::string describe(ClientId id) const;
@@ -172,6 +174,12 @@ class Simulation {
   bool finished_ = false;
   bool departed_ = false;           // some client has gone (said goodbye or disconnected)
   bool stranded_reported_ = false;  // the run was ended for an operation it can never finish
+  // A rank that used its GPU and vanished, before anything was seen to wait for it.
+  struct Vanished {
+    ClientId client;
+    std::chrono::steady_clock::time_point at;
+  };
+  std::optional<Vanished> vanished_;
 };
 
 }  // namespace phantora::sim
