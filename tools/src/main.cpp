@@ -11,6 +11,7 @@
 #include "job_output.hpp"
 #include "phantora/kernels/data_error.hpp"
 #include "phantora/kernels/gpu_catalog.hpp"
+#include "phantora/netmodel/gpu_systems.hpp"
 #include "report_compare.hpp"
 #include "run_command.hpp"
 #include "serve_command.hpp"
@@ -29,7 +30,7 @@ void add_simulation_options(CLI::App* cmd, RunOptions& o) {
                   "GPU model, see `phantora gpus` (default h100, or the topology's)");
   cmd->add_option("--topology", o.topology,
                   "Cluster topology: a TOML file (docs/topology.md) or a preset name "
-                  "(dgx-a100, dgx-h100, dgx-h200, ethernet-2tier)");
+                  "(dgx-a100, dgx-h100, dgx-h200, dgx-b200, gb200-nvl72, ethernet-2tier)");
   cmd->add_option("--nic-gbytes-per-s", o.nic_gbytes_per_s,
                   "Effective bandwidth of each NIC, GB/s per direction (overrides the "
                   "topology's; 400 Gb/s InfiniBand is about 48.5)");
@@ -230,7 +231,12 @@ int main(int argc, char** argv) {
     if (sweep_cmd.chosen()) return sweep_cmd.run();
     if (*gpus_cmd) {
       for (const auto& p : phantora::kernels::GpuCatalog::builtin().presets()) {
-        std::cout << phantora::kernels::format_preset(p) << "\n";
+        std::cout << phantora::kernels::format_preset(p);
+        // The network a run gets with this --gpu and no --topology.
+        if (const auto* s = phantora::net::system_of_gpu(p.key))
+          std::cout << fmt::format("  {:<32} {} ({})\n", "network (no --topology)", s->topology,
+                                   s->source);
+        std::cout << "\n";
       }
       return 0;
     }
