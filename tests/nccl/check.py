@@ -399,7 +399,7 @@ def case_represent_dp_errors():
     for i, (flags, expected) in enumerate(cases):
         r = run(f"represent_dp_error_{i}", [prog("nccl_perf"), "-b", "1K", "-e", "1K"], flags=flags,
                 timeout=30, expect_ok=False)
-        check(r.rc == 2 or (r.rc != 0 and expected == "--represent-dp"),
+        check(r.rc == 2,
               f"{' '.join(flags)}: refused before anything runs (rc {r.rc})")
         check(expected in r.stderr, f"{' '.join(flags)}: the error names '{expected}' ({r.stderr.strip()})")
         check(r.report is None, f"{' '.join(flags)}: no report for a run that never started")
