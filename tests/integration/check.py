@@ -519,6 +519,34 @@ def case_regression_gate():
         check_eq(f.read().count("step time"), 3, "job.log keeps the job's output")
 
 
+def case_whole_lines():
+    # Host 0 writes half a line, waits, then ends it; host 1 writes a whole line meanwhile. The
+    # terminal (phantora's stdout) gets both lines whole, host 1's first, not "MFU 15.0%rank 1:
+    # ...". job.log keeps them too.
+    work = os.path.join(ARGS.work, "whole_lines")
+    shutil.rmtree(work, ignore_errors=True)
+    script = ("if [ \"$PHANTORA_HOST\" = 0 ]; then printf 'MFU 15.0%%'; sleep 0.4; printf '\\n'; "
+              "else sleep 0.1; echo 'rank 1: peak memory 1.00 GiB'; fi")
+    cmd = [ARGS.phantora, "run", "--quiet", "--hosts", "2", "--gpus-per-host", "1", "--out", work,
+           "--", "sh", "-c", script]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    print(f"$ {' '.join(cmd)}\nrc={proc.returncode}\n{proc.stdout}{proc.stderr}")
+    check_eq(proc.returncode, 0, "whole lines: exit status")
+    check_eq(proc.stdout, "rank 1: peak memory 1.00 GiB\nMFU 15.0%\n", "whole lines on the terminal")
+    with open(os.path.join(work, "job.log"), encoding="utf-8") as f:
+        check_eq(sorted(f.read().splitlines()), ["MFU 15.0%", "rank 1: peak memory 1.00 GiB"],
+                 "job.log's lines")
+    # A Python job prints each line in one write (sitecustomize.py): line buffering instead of
+    # PYTHONUNBUFFERED's write-through, which writes print's text and newline separately.
+    cmd = [ARGS.phantora, "run", "--quiet", "--hosts", "1", "--gpus-per-host", "1", "--out", work,
+           "--", sys.executable, "-c",
+           "import sys; print(sys.stdout.line_buffering, sys.stdout.write_through, "
+           "sys.stderr.line_buffering)"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    print(f"$ {' '.join(cmd)}\nrc={proc.returncode}\n{proc.stdout}{proc.stderr}")
+    check_eq(proc.stdout, "True False True\n", "Python under phantora: line-buffered stdout/stderr")
+
+
 def case_bad_cli():
     work = os.path.join(ARGS.work, "bad_cli")
     shutil.rmtree(work, ignore_errors=True)
