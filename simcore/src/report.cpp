@@ -229,6 +229,10 @@ std::string summary_table(const nlohmann::json& r) {
   }
   line("status", r["status"].get<std::string>() +
                      (r.contains("message") ? ": " + r["message"].get<std::string>() : ""));
+  // Said once, here: the job's own log may show losses and norms that look like a broken run.
+  line("tensor values",
+       "not computed: losses, gradient norms and any other number the job reads back from a "
+       "GPU are not the model's; times, memory and communication are what is simulated");
   line("ranks (processes)", std::to_string(r["ranks"].size()) +
                                 (r["helper_processes"].empty()
                                      ? ""
