@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """NCCL under `phantora run`: one scenario per invocation, checked against closed forms.
 
-The reference model is shared/reference/hardware-and-nccl.md: nccl-tests' bus bandwidth
+The reference model is public: nccl-tests' bus bandwidth
 (algbw = S / t, busbw = algbw x factor; NVIDIA/nccl-tests doc/PERFORMANCE.md) and NCCL's own
 cost model (NVIDIA/nccl src/graph/tuning.cc): time = latency + bytes / bandwidth, with the link
 figures NVLink 370.8 GB/s per H100 (18 x 20.6 GB/s, NCCL topo.h) and 48.5 GB/s per ConnectX-7
