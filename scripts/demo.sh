@@ -5,7 +5,9 @@
 # tokens/s and MFU; phantora prints its summary and writes runs/demo/{report,trace}.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup-torch.sh
+# The demo needs the one PyTorch environment it runs; the second (CUDA 12 torch, several GB) is
+# for the tests (scripts/test.sh installs it).
+PHANTORA_SKIP_TORCH_CU12=1 scripts/setup-torch.sh
 scripts/setup.sh
 VENV=${PHANTORA_TORCH_VENV:-$HOME/.cache/phantora/torch-venv}
 build/tools/phantora run --hosts 2 --gpus-per-host 2 --gpu h100 --out runs/demo -- \

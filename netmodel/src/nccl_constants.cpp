@@ -1,7 +1,7 @@
-// NCCL's tuning constants. "ref" = shared/reference/hardware-and-nccl.md (which quotes NCCL's
-// src/graph/tuning.cc); "2.19" = NVIDIA/nccl src/graph/tuning.cc at commit b6475625 (the
-// 2.19-era file), used for what ref does not list. Where they differ, ref wins and the 2.19
-// value is noted.
+// NCCL's tuning constants. "ref" = NCCL's current src/graph/tuning.cc
+// (https://github.com/NVIDIA/nccl/blob/master/src/graph/tuning.cc) as quoted for the figures
+// below; "2.19" = the same file at commit b6475625 (the 2.19-era file), used for what ref does
+// not list. Where they differ, ref wins and the 2.19 value is noted.
 #include "phantora/netmodel/nccl_constants.hpp"
 
 #include <fmt/format.h>

@@ -24,18 +24,18 @@ void add_flow(const FlowJob& job, GpuId src, GpuId dst, int channel, double byte
   out.push_back(std::move(f));
 }
 
-// Ring order for one channel. On one host every order is equivalent (NVSwitch). Across hosts
-// a channel enters each host at one GPU and leaves from another; alternating (enter a, leave
-// b) and (enter b, leave a) from host to host keeps every inter-host hop on one rail, and
+// Ring order for one channel. In one node every order is equivalent (NVSwitch). Across nodes
+// a channel enters each node at one GPU and leaves from another; alternating (enter a, leave
+// b) and (enter b, leave a) from node to node keeps every inter-node hop on one rail, and
 // rotating a and b with the channel spreads channels over all NICs, as NCCL's rings do.
 void ring_order(const CommShape& s, int channel, std::vector<GpuId>& order) {
   order.clear();
   if (s.n_nodes == 1) {
-    order = s.by_host[0];
+    order = s.by_node[0];
     return;
   }
   for (int pos = 0; pos < s.n_nodes; ++pos) {
-    const auto& l = s.by_host[pos];
+    const auto& l = s.by_node[pos];
     const int m = static_cast<int>(l.size());
     if (m == 1) {
       order.push_back(l[0]);
@@ -101,8 +101,8 @@ std::vector<int> btree_parents(int n) {
   return parent;
 }
 
-// Tree AllReduce: inside each host a chain from the host's head GPU, between hosts NCCL's
-// double binary tree (the second tree is the first mirrored, so a host interior in one is a
+// Tree AllReduce: inside each node a chain from the node's head GPU, between nodes NCCL's
+// double binary tree (the second tree is the first mirrored, so a node interior in one is a
 // leaf in the other). Channel c uses tree (c / ppn) % 2 and head GPU c % ppn, so each NIC
 // carries channels of both trees. Every edge carries the channel's data once up (reduce) and
 // once down (broadcast).
@@ -115,7 +115,7 @@ void tree_flows(const FlowJob& job, std::vector<PlannedFlow>& out) {
   std::vector<GpuId> heads(nodes);
   for (int c = 0; c < job.channels; ++c) {
     for (int pos = 0; pos < nodes; ++pos) {
-      const auto& l = s.by_host[pos];
+      const auto& l = s.by_node[pos];
       const int m = static_cast<int>(l.size());
       heads[pos] = l[c % m];
       for (int k = 0; k + 1 < m; ++k) {
@@ -135,15 +135,15 @@ void tree_flows(const FlowJob& job, std::vector<PlannedFlow>& out) {
   }
 }
 
-// NVLS AllReduce on one host: every GPU's buffer is read once by the switch's reduction
-// (multimem.ld_reduce of each rank's 1/n share) and each rank's reduced share is written once
-// and multicast to all (multimem.st). Per GPU: S + S/n leave it, S/n + S reach it.
+// NVLS AllReduce in one node (NVLink domain): every GPU's buffer is read once by the switch's
+// reduction (multimem.ld_reduce of each rank's 1/n share) and each rank's reduced share is
+// written once and multicast to all (multimem.st). Per GPU: S + S/n leave it, S/n + S reach it.
 void nvls_flows(const FlowJob& job, std::vector<PlannedFlow>& out) {
   const CommShape& s = job.shape;
   const double n = static_cast<double>(s.ranks.size());
   const double bytes = job.tuning_bytes / job.channels * (1.0 + 1.0 / n);
   for (int c = 0; c < job.channels; ++c) {
-    for (GpuId g : s.by_host[0]) {
+    for (GpuId g : s.by_node[0]) {
       out.push_back(
           {.src = g, .dst = kSwitch, .channel = c, .bytes = bytes, .path = {job.topo.gpu_tx(g)}});
       out.push_back(
@@ -169,31 +169,30 @@ void p2p_flows(const FlowJob& job, std::vector<PlannedFlow>& out) {
 CommShape make_shape(const Topology& topo, const std::vector<GpuId>& ranks) {
   CommShape s;
   s.ranks = ranks;
-  std::map<int, std::vector<GpuId>> hosts;
+  std::map<int, std::vector<GpuId>> nodes;
   for (GpuId g : ranks) {
     if (g < 0 || g >= topo.num_gpus())
       throw std::invalid_argument(
           fmt::format("GPU {} is not in the {}-GPU topology", g, topo.num_gpus()));
-    hosts[topo.host_of(g)].push_back(g);
+    nodes[topo.domain_of(g)].push_back(g);
   }
-  for (auto& [h, gpus] : hosts) {
+  for (auto& [node, gpus] : nodes) {
     std::sort(gpus.begin(), gpus.end());
     if (std::adjacent_find(gpus.begin(), gpus.end()) != gpus.end())
       throw std::invalid_argument(fmt::format("GPU {} appears twice in the communicator",
                                               *std::adjacent_find(gpus.begin(), gpus.end())));
     s.ppn = std::max(s.ppn, static_cast<int>(gpus.size()));
-    s.by_host.push_back(std::move(gpus));
+    s.by_node.push_back(std::move(gpus));
   }
-  s.n_nodes = static_cast<int>(s.by_host.size());
+  s.n_nodes = static_cast<int>(s.by_node.size());
   return s;
 }
 
 void append_net_path(const Topology& topo, GpuId src, GpuId dst, uint64_t hash,
                      std::vector<LinkId>& out) {
-  const int hs = topo.host_of(src);
-  if (hs != topo.host_of(dst) && topo.spec().leaf_kind == LeafKind::Rail &&
+  if (topo.domain_of(src) != topo.domain_of(dst) && topo.spec().leaf_kind == LeafKind::Rail &&
       topo.nic_of(src) != topo.nic_of(dst)) {
-    const GpuId proxy = topo.gpu_on_rail(hs, topo.nic_of(dst));
+    const GpuId proxy = topo.gpu_on_rail(topo.host_of(src), topo.nic_of(dst));
     topo.append_route(src, proxy, hash, out);
     src = proxy;
   }

@@ -12,10 +12,12 @@ namespace phantora::net::detail {
 
 // The communicator's layout on the cluster.
 struct CommShape {
-  std::vector<GpuId> ranks;                 // as requested
-  std::vector<std::vector<GpuId>> by_host;  // members per host, hosts ascending, GPUs ascending
+  std::vector<GpuId> ranks;  // as requested
+  // Members per node, nodes ascending, GPUs ascending. A node is what NCCL calls one: an NVLink
+  // domain (a host, or several sharing an NVLink fabric as in a GB200 NVL72 rack).
+  std::vector<std::vector<GpuId>> by_node;
   int n_nodes = 0;
-  int ppn = 0;  // most members on one host
+  int ppn = 0;  // most members on one node
 };
 
 CommShape make_shape(const Topology& topo, const std::vector<GpuId>& ranks);
@@ -39,7 +41,7 @@ void build_flows(const FlowJob& job, std::vector<PlannedFlow>& out);
 // switch fabric: spine oversubscription and ECMP collisions show up only in the simulation.
 double bottleneck_seconds(const Topology& topo, const std::vector<PlannedFlow>& flows);
 
-// Inter-host path with PXN: on a rail-optimised network a flow whose destination sits on
+// Inter-node path with PXN: on a rail-optimised network a flow whose destination sits on
 // another rail first crosses NVLink to the source host's GPU on that rail, as NCCL's PXN does.
 void append_net_path(const Topology& topo, GpuId src, GpuId dst, uint64_t hash,
                      std::vector<LinkId>& out);

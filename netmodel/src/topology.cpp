@@ -19,6 +19,26 @@ uint64_t mix(uint64_t x) {
 
 }  // namespace
 
+std::string_view to_string(IntraFabric f) {
+  return f == IntraFabric::NvSwitch ? "nvswitch" : "pcie";
+}
+
+std::string_view to_string(LeafKind k) {
+  return k == LeafKind::Rail ? "rail" : "host";
+}
+
+std::string_view to_string(NcclArch a) {
+  switch (a) {
+    case NcclArch::Volta:
+      return "volta";
+    case NcclArch::Ampere:
+      return "ampere";
+    case NcclArch::Hopper:
+      return "hopper";
+  }
+  return "?";
+}
+
 std::string_view to_string(LinkKind k) {
   switch (k) {
     case LinkKind::GpuToSwitch:
@@ -66,6 +86,15 @@ Topology::Topology(TopologySpec spec) : spec_(std::move(spec)) {
   if (s.hosts_per_leaf < 1) bad("leaf.hosts_per_leaf must be >= 1");
   if (!(s.oversubscription >= 1.0)) bad("spine.oversubscription must be >= 1");
   if (s.nvls && s.intra_fabric != IntraFabric::NvSwitch) bad("NVLS needs an NVSwitch fabric");
+  if (s.domain_gpus != 0) {
+    if (s.intra_fabric != IntraFabric::NvSwitch)
+      bad("intra.domain_gpus: only an NVSwitch fabric spans hosts");
+    if (s.domain_gpus < s.gpus_per_host || s.domain_gpus % s.gpus_per_host != 0)
+      bad(
+          fmt::format("intra.domain_gpus = {} must be a multiple of gpus_per_host = {} (whole "
+                      "hosts share an NVLink domain)",
+                      s.domain_gpus, s.gpus_per_host));
+  }
   if (s.nccl_channels < 1 || s.nccl_nvls_channels < 1) bad("nccl channels must be >= 1");
   const int groups = (s.hosts + s.hosts_per_leaf - 1) / s.hosts_per_leaf;
   num_leaves_ = s.leaf_kind == LeafKind::Rail ? groups * s.nics_per_host : groups;
@@ -146,12 +175,12 @@ void Topology::append_route(GpuId src, GpuId dst, uint64_t flow_hash,
   check_gpu(src);
   check_gpu(dst);
   if (src == dst) return;
-  const int hs = host_of(src), hd = host_of(dst);
-  if (hs == hd) {
+  if (domain_of(src) == domain_of(dst)) {
     out.push_back(gpu_tx(src));
     out.push_back(gpu_rx(dst));
     return;
   }
+  const int hs = host_of(src), hd = host_of(dst);
   const int ns = nic_of(src), nd = nic_of(dst);
   const int ls = leaf_of(hs, ns), ld = leaf_of(hd, nd);
   out.push_back(nic_tx(hs, ns));

@@ -6,31 +6,16 @@
 
 namespace phantora::net {
 
-namespace {
-std::string_view fabric_name(IntraFabric f) {
-  return f == IntraFabric::NvSwitch ? "NVSwitch" : "PCIe";
-}
-std::string_view arch_name(NcclArch a) {
-  switch (a) {
-    case NcclArch::Volta:
-      return "volta";
-    case NcclArch::Ampere:
-      return "ampere";
-    case NcclArch::Hopper:
-      return "hopper";
-  }
-  return "?";
-}
-}  // namespace
-
 std::string Topology::describe() const {
   const auto& s = spec_;
   std::string out = fmt::format("topology {} ({}): {} hosts x {} {} GPUs = {} GPUs\n", s.name,
                                 s.source, s.hosts, s.gpus_per_host, s.gpu_model, num_gpus());
   if (!s.description.empty()) out += fmt::format("  {}\n", s.description);
-  out += fmt::format("  intra-host: {} {:.1f} GB/s per GPU per direction, {:.0f} ns, NVLS {}\n",
-                     fabric_name(s.intra_fabric), s.intra_bandwidth.as_gbytes_per_s(),
-                     s.intra_latency.as_ns(), s.nvls ? "yes" : "no");
+  out += fmt::format(
+      "  intra-host: {} {:.1f} GB/s per GPU per direction, {:.0f} ns, NVLS {}, {} GPUs per "
+      "NVLink domain\n",
+      to_string(s.intra_fabric), s.intra_bandwidth.as_gbytes_per_s(), s.intra_latency.as_ns(),
+      s.nvls ? "yes" : "no", s.gpus_per_domain());
   out += fmt::format("  NICs: {} per host, {:.1f} GB/s each, {:.0f} ns; rails:", s.nics_per_host,
                      s.nic_bandwidth.as_gbytes_per_s(), s.nic_latency.as_ns());
   for (size_t n = 0; n < s.rails.size(); ++n)
@@ -47,7 +32,7 @@ std::string Topology::describe() const {
         links_[leaf_up_base_].capacity.as_gbytes_per_s());
   else
     out += "  spines: none\n";
-  out += fmt::format("  NCCL: arch {}, {} channels, {} NVLS channels\n", arch_name(s.nccl_arch),
+  out += fmt::format("  NCCL: arch {}, {} channels, {} NVLS channels\n", to_string(s.nccl_arch),
                      s.nccl_channels, s.nccl_nvls_channels);
   out += fmt::format("  links: {} directional\n", links_.size());
   return out;

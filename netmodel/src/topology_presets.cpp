@@ -1,9 +1,8 @@
-// Named presets (embedded from netmodel/data/) and the --hosts/--gpus-per-host/--gpu shortcut.
+// Named presets (embedded from netmodel/data/) and the --hosts/--gpus-per-host/--gpu shortcut:
+// the network of the system the GPU ships in (gpu_systems.cpp).
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cctype>
-
+#include "phantora/netmodel/gpu_systems.hpp"
 #include "phantora/netmodel/topology.hpp"
 #include "topology_presets_data.hpp"
 
@@ -18,13 +17,6 @@ TopologySpec preset_spec(std::string_view name) {
                                   fmt::join(Topology::preset_names(), ", ")));
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
 }  // namespace
 
 std::vector<std::string> Topology::preset_names() {
@@ -36,24 +28,23 @@ std::vector<std::string> Topology::preset_names() {
 Topology Topology::preset(std::string_view name, int hosts) {
   TopologySpec spec = preset_spec(name);
   spec.hosts = hosts;
+  spec.sources["cluster.hosts"] = "--hosts";
   return Topology(std::move(spec));
 }
 
 Topology Topology::for_cluster(int hosts, int gpus_per_host, std::string_view gpu_model) {
-  const std::string model = lower(gpu_model);
-  std::string preset_name = "ethernet-2tier";
-  if (model == "a100") preset_name = "dgx-a100";
-  if (model == "h100") preset_name = "dgx-h100";
-  if (model == "h200") preset_name = "dgx-h200";
-  TopologySpec spec = preset_spec(preset_name);
+  const GpuSystem* system = system_of_gpu(gpu_model);
+  TopologySpec spec = preset_spec(system != nullptr ? system->topology : "ethernet-2tier");
   spec.hosts = hosts;
-  spec.gpu_model = model;
+  spec.sources["cluster.hosts"] = "--hosts";
+  if (system == nullptr) {
+    spec.gpu_model = gpu_model;
+    spec.sources["cluster.gpu_model"] = fmt::format(
+        "--gpu {}: no system of its own in gpu_systems.cpp, so a generic cluster", gpu_model);
+  }
   if (gpus_per_host != spec.gpus_per_host) {
-    // Keep the preset's NIC-to-GPU ratio (one per GPU on the DGX presets), at least one NIC.
-    const int nics = std::max(1, spec.nics_per_host * gpus_per_host / spec.gpus_per_host);
-    spec.gpus_per_host = gpus_per_host;
-    spec.nics_per_host = std::min(nics, gpus_per_host);
-    spec.rails = TopologySpec::default_rails(spec.gpus_per_host, spec.nics_per_host);
+    spec.set_gpus_per_host(gpus_per_host,
+                           "--gpus-per-host, with the preset's NICs per GPU and default rails");
     spec.name += fmt::format("-{}gpu", gpus_per_host);
   }
   return Topology(std::move(spec));

@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 
 #include <toml++/toml.h>
+#include <algorithm>
 #include <fstream>
 #include <optional>
 #include <set>
 #include <sstream>
 
 #include "phantora/netmodel/topology.hpp"
+#include "phantora/netmodel/topology_figures.hpp"
 
 namespace phantora::net {
 
@@ -148,6 +150,23 @@ std::vector<std::vector<int>> read_rails(Reader& r, const toml::node& n, int nic
   return rails;
 }
 
+// [sources.<section>] <key> = "where the figure comes from", for any figure of the format.
+void read_sources(Reader sources, TopologySpec& s) {
+  for (const auto& entry : sources.table()) {
+    const std::string_view section = entry.first.str();
+    Reader sub = sources.sub(section);
+    for (const auto& [key, value] : sub.table()) {
+      const std::string figure = fmt::format("{}.{}", section, key.str());
+      if (!is_figure_key(figure))
+        sub.fail(value.source(), key.str(),
+                 "names no figure of the format (see docs/topology.md for the keys)");
+      s.sources[figure] = sub.string(*sub.find(key.str()), key.str());
+    }
+    sub.done();
+  }
+  sources.done();
+}
+
 }  // namespace
 
 TopologySpec Topology::parse_spec(std::string_view text, std::string source_name) {
@@ -179,6 +198,15 @@ TopologySpec Topology::parse_spec(std::string_view text, std::string source_name
   s.nvls = intra.flag("nvls");
   if (s.nvls && s.intra_fabric != IntraFabric::NvSwitch)
     intra.fail(intra.find("nvls")->source(), "nvls", "NVLS needs fabric = \"nvswitch\"");
+  if (const toml::node* domain = intra.find("domain_gpus")) {
+    const int64_t v = intra.integer(*domain, "domain_gpus");
+    if (v < s.gpus_per_host || v % s.gpus_per_host != 0 || v > 1'000'000)
+      intra.fail(domain->source(), "domain_gpus",
+                 fmt::format("must be a multiple of cluster.gpus_per_host ({}): whole hosts "
+                             "share an NVLink domain",
+                             s.gpus_per_host));
+    s.domain_gpus = static_cast<int>(v);
+  }
   intra.done();
 
   Reader nic = top.sub("nic");
@@ -215,6 +243,7 @@ TopologySpec Topology::parse_spec(std::string_view text, std::string source_name
   s.nccl_nvls_channels = nccl.positive_int("nvls_channels");
   nccl.done();
 
+  if (top.find("sources")) read_sources(top.sub("sources"), s);
   top.done();
   return s;
 }
@@ -229,6 +258,15 @@ Topology Topology::from_file(const std::filesystem::path& path) {
   std::ostringstream text;
   text << in.rdbuf();
   return from_toml_string(text.str(), path.string());
+}
+
+void TopologySpec::set_gpus_per_host(int gpus, const std::string& why) {
+  if (gpus == gpus_per_host) return;
+  const int nics = std::max(1, nics_per_host * gpus / gpus_per_host);
+  gpus_per_host = gpus;
+  nics_per_host = std::min(nics, gpus);
+  rails = default_rails(gpus_per_host, nics_per_host);
+  for (const char* key : {"cluster.gpus_per_host", "nic.per_host", "nic.rails"}) sources[key] = why;
 }
 
 std::vector<std::vector<int>> TopologySpec::default_rails(int gpus_per_host, int nics_per_host) {

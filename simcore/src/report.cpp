@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <fstream>
 #include <stdexcept>
+#include <variant>
 
 #include <fmt/format.h>
 
 #include "phantora/kernels/kernel_name.hpp"
+#include "phantora/netmodel/topology_figures.hpp"
 
 namespace phantora::sim {
 namespace {
@@ -31,6 +33,20 @@ std::string human_bytes(double b) {
     ++u;
   }
   return fmt::format("{:.1f} {}", b, units[u]);
+}
+
+// The network the run simulated and where each of its figures came from (docs/report.md).
+nlohmann::json topology_json(const net::TopologySpec& spec) {
+  nlohmann::json figures = nlohmann::json::object();
+  for (const net::TopologyFigure& f : net::figures(spec)) {
+    nlohmann::json value;
+    std::visit([&value](const auto& v) { value = v; }, f.value);
+    figures[f.key] = {{"value", value}, {"source", f.source}};
+  }
+  return {{"name", spec.name},
+          {"description", spec.description},
+          {"from", spec.source},
+          {"figures", figures}};
 }
 
 std::string human_time(double s) {
@@ -63,6 +79,7 @@ nlohmann::json make_report(const SimulationConfig& config, const RunStats& stats
                                    {"gpus", config.represented_hosts() * config.gpus_per_host},
                                    {"dp_comms", config.dp_comms.describe()}};
   }
+  if (config.topology) r["topology"] = topology_json(config.topology->spec());
   r["cpu_time"] = cpu_time_name(config.cpu_time);
   r["simulated_time_s"] = stats.simulated_end.as_seconds();
   r["simulated_time_ps"] = stats.simulated_end.as_ps();
@@ -195,8 +212,27 @@ std::string summary_table(const nlohmann::json& r) {
                      rep["hosts"].get<int>(), rep["replicas"].get<int>(),
                      rep["dp_comms"].get<std::string>()));
   }
+  if (r.contains("topology")) {
+    const auto& t = r["topology"];
+    line("topology",
+         fmt::format("{} ({}){}", t["name"].get<std::string>(), t["from"].get<std::string>(),
+                     t["description"].get<std::string>().empty()
+                         ? ""
+                         : ": " + t["description"].get<std::string>()));
+    out += "    figure                        value      source\n";
+    for (const auto& [key, f] : t["figures"].items()) {
+      const auto& v = f["value"];
+      out += fmt::format("    {:<29} {:<10} {}\n", key,
+                         v.is_string() ? v.get<std::string>() : v.dump(),
+                         f["source"].get<std::string>());
+    }
+  }
   line("status", r["status"].get<std::string>() +
                      (r.contains("message") ? ": " + r["message"].get<std::string>() : ""));
+  // Said once, here: the job's own log may show losses and norms that look like a broken run.
+  line("tensor values",
+       "not computed: losses, gradient norms and any other number the job reads back from a "
+       "GPU are not the model's; times, memory and communication are what is simulated");
   line("ranks (processes)", std::to_string(r["ranks"].size()) +
                                 (r["helper_processes"].empty()
                                      ? ""

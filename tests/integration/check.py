@@ -554,6 +554,34 @@ def case_regression_gate():
         check_eq(f.read().count("step time"), 3, "job.log keeps the job's output")
 
 
+def case_whole_lines():
+    # Host 0 writes half a line, waits, then ends it; host 1 writes a whole line meanwhile. The
+    # terminal (phantora's stdout) gets both lines whole, host 1's first, not "MFU 15.0%rank 1:
+    # ...". job.log keeps them too.
+    work = os.path.join(ARGS.work, "whole_lines")
+    shutil.rmtree(work, ignore_errors=True)
+    script = ("if [ \"$PHANTORA_HOST\" = 0 ]; then printf 'MFU 15.0%%'; sleep 0.4; printf '\\n'; "
+              "else sleep 0.1; echo 'rank 1: peak memory 1.00 GiB'; fi")
+    cmd = [ARGS.phantora, "run", "--quiet", "--hosts", "2", "--gpus-per-host", "1", "--out", work,
+           "--", "sh", "-c", script]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    print(f"$ {' '.join(cmd)}\nrc={proc.returncode}\n{proc.stdout}{proc.stderr}")
+    check_eq(proc.returncode, 0, "whole lines: exit status")
+    check_eq(proc.stdout, "rank 1: peak memory 1.00 GiB\nMFU 15.0%\n", "whole lines on the terminal")
+    with open(os.path.join(work, "job.log"), encoding="utf-8") as f:
+        check_eq(sorted(f.read().splitlines()), ["MFU 15.0%", "rank 1: peak memory 1.00 GiB"],
+                 "job.log's lines")
+    # A Python job prints each line in one write (sitecustomize.py): line buffering instead of
+    # PYTHONUNBUFFERED's write-through, which writes print's text and newline separately.
+    cmd = [ARGS.phantora, "run", "--quiet", "--hosts", "1", "--gpus-per-host", "1", "--out", work,
+           "--", sys.executable, "-c",
+           "import sys; print(sys.stdout.line_buffering, sys.stdout.write_through, "
+           "sys.stderr.line_buffering)"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    print(f"$ {' '.join(cmd)}\nrc={proc.returncode}\n{proc.stdout}{proc.stderr}")
+    check_eq(proc.stdout, "True False True\n", "Python under phantora: line-buffered stdout/stderr")
+
+
 def case_bad_cli():
     work = os.path.join(ARGS.work, "bad_cli")
     shutil.rmtree(work, ignore_errors=True)
@@ -592,6 +620,43 @@ def case_bad_cli():
         check("elapsed_us" not in proc.stdout, f"{flags}: the job must not run")
         check(not os.path.exists(os.path.join(out, "report.json")), f"{flags}: no report.json")
         check(not os.path.exists(out), f"{flags}: nothing created on disk ({out})")
+    # Numbers out of range: the option, its accepted range in words and the value, on one
+    # line, exit status 2 like every other bad input (not CLI11's 105 with a 309-digit bound).
+    numeric = [
+        (("--represent-dp", "0"), "--represent-dp must be a whole number of at least 1, got 0"),
+        (("--hosts", "0"), "--hosts must be a whole number of at least 1, got 0"),
+        (("--hosts", "two"), "--hosts must be a whole number of at least 1, got two"),
+        (("--gpus-per-host", "64"), "--gpus-per-host must be a whole number from 1 to 63, got 64"),
+        (("--nic-gbytes-per-s", "0"), "--nic-gbytes-per-s must be a number greater than 0, got 0"),
+        (("--oversubscription", "0.5"),
+         "--oversubscription must be a number of at least 1, got 0.5"),
+        (("--moe-imbalance", "-1"), "--moe-imbalance must be a number of at least 0, got -1"),
+        (("--timeout", "0"), "--timeout must be a whole number of at least 1, got 0"),
+        (("--collective-timeout", "-5"),
+         "--collective-timeout must be a whole number of at least 0, got -5"),
+    ]
+    for i, (flags, line) in enumerate(numeric):
+        out = os.path.join(work, f"num{i}")
+        cmd = [ARGS.phantora, "run", "--out", out, *flags, "--",
+               os.path.join(ARGS.programs, "two_streams")]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        print(f"$ {' '.join(cmd)}\nrc={proc.returncode}\n{proc.stdout}{proc.stderr}")
+        check_eq(proc.returncode, 2, f"{flags}: exit status")
+        check_eq(proc.stderr, f"phantora: error: {line}\n", f"{flags}: the message")
+        check(not os.path.exists(out), f"{flags}: nothing created on disk ({out})")
+    # The same words from the other subcommands.
+    for sub, flags, line in [
+            ("serve", ("--represent-dp", "0"),
+             "--represent-dp must be a whole number of at least 1, got 0"),
+            ("sweep", ("--hosts", "1,0"), "--hosts must be a whole number of at least 1, got 0"),
+            ("sweep", ("--parallel", "0"), "--parallel must be a whole number of at least 1, got 0")]:
+        cmd = [ARGS.phantora, sub, *flags, "--out", os.path.join(work, "sub_out")]
+        if sub == "sweep":
+            cmd += ["--", "true"]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        print(f"$ {' '.join(cmd)}\nrc={proc.returncode}\n{proc.stdout}{proc.stderr}")
+        check_eq(proc.returncode, 2, f"{sub} {flags}: exit status")
+        check_eq(proc.stderr, f"phantora: error: {line}\n", f"{sub} {flags}: the message")
 
 
 CASES = {name[len("case_"):]: fn for name, fn in globals().items() if name.startswith("case_")}

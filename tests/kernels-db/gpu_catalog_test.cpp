@@ -24,7 +24,7 @@ TEST(GpuCatalog, BuiltinHasTheFourPresets) {
   EXPECT_EQ(names, (std::vector<std::string>{"a100-80gb", "h100", "h200", "b200"}));
 }
 
-// Figures from shared/reference/hardware-and-nccl.md and public deviceQuery output.
+// Figures from the vendor datasheets and public deviceQuery output (kernels-db/data/gpus.toml).
 TEST(GpuCatalog, H100MatchesTheReferenceFigures) {
   const GpuPreset& h100 = GpuCatalog::builtin().find("h100");
   EXPECT_EQ(h100.device_name(), "NVIDIA H100 80GB HBM3");

@@ -1,5 +1,5 @@
 // Simulated busbw of large collectives on 1x8 and 4x8 H100 against the reference model: the
-// closed forms of shared/reference/hardware-and-nccl.md (NCCL's cost model: latency +
+// closed forms of NCCL's cost model (NVIDIA/nccl src/graph/tuning.cc: latency +
 // traffic / bandwidth, with the link figures 370.8 GB/s NVLink and 48.5 GB/s per NIC). Each
 // expectation is written out here, independently of the library's planner.
 #include <gtest/gtest.h>

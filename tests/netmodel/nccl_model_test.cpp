@@ -1,5 +1,5 @@
-// The NCCL model: latencies and bandwidths against NCCL's cost model as quoted in
-// shared/reference/hardware-and-nccl.md, selection across sizes, overrides, flow structure.
+// The NCCL model: latencies and bandwidths against NCCL's cost model (NVIDIA/nccl
+// src/graph/tuning.cc), selection across sizes, overrides, flow structure.
 #include <gtest/gtest.h>
 
 #include <map>

@@ -1,4 +1,5 @@
 // Topology: presets, the TOML format and its errors, routing.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -6,7 +7,10 @@
 #include <set>
 #include <string>
 
+#include "phantora/netmodel/gpu_systems.hpp"
+#include "phantora/netmodel/nccl_model.hpp"
 #include "phantora/netmodel/topology.hpp"
+#include "phantora/netmodel/topology_figures.hpp"
 
 namespace phantora::net {
 namespace {
@@ -54,19 +58,57 @@ std::string error_of(const std::string& text) {
 
 TEST(Topology, AllPresetsLoad) {
   const auto names = Topology::preset_names();
-  for (const char* want : {"dgx-a100", "dgx-h100", "dgx-h200", "ethernet-2tier"})
+  for (const char* want :
+       {"dgx-a100", "dgx-h100", "dgx-h200", "dgx-b200", "gb200-nvl72", "ethernet-2tier"})
     EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want;
   for (const auto& name : names) {
     const Topology t = Topology::preset(name, 4);
+    const int g = t.gpus_per_host();  // 8, or 4 on a GB200 compute tray
     EXPECT_EQ(t.hosts(), 4) << name;
-    EXPECT_EQ(t.gpus_per_host(), 8) << name;
+    EXPECT_EQ(g, name == "gb200-nvl72" ? 4 : 8) << name;
     // Links: 2 per GPU (to and from the switch), 2 per NIC, 2 per leaf-spine pair.
-    const size_t expect = 2 * 32 + 2 * 4 * t.nics_per_host() +
+    const size_t expect = 2 * 4 * g + 2 * 4 * t.nics_per_host() +
                           2 * static_cast<size_t>(t.num_leaves()) * t.spec().spines;
     EXPECT_EQ(t.links().size(), expect) << name;
-    EXPECT_NE(t.describe().find("4 hosts x 8"), std::string::npos) << t.describe();
+    EXPECT_NE(t.describe().find(fmt::format("4 hosts x {}", g)), std::string::npos) << t.describe();
   }
   EXPECT_THROW(Topology::preset("dgx-z9000", 2), TopologyError);
+}
+
+// Every figure of every preset names where it came from: the preset's [sources] table, or the
+// --hosts flag for the host count the preset leaves open.
+TEST(Topology, EveryPresetFigureHasASource) {
+  for (const auto& name : Topology::preset_names()) {
+    for (const TopologyFigure& f : figures(Topology::preset(name, 2).spec())) {
+      EXPECT_FALSE(f.source.empty()) << name << " " << f.key;
+      EXPECT_EQ(f.source.find("no source given"), std::string::npos) << name << " " << f.key;
+      EXPECT_EQ(f.source.find("shared/"), std::string::npos) << name << " " << f.key;
+    }
+  }
+  const auto a100 = figures(Topology::preset("dgx-a100", 2).spec());
+  const auto nic = std::find_if(a100.begin(), a100.end(), [](const auto& f) {
+    return f.key == "nic.bandwidth_gbytes_per_s";
+  });
+  ASSERT_NE(nic, a100.end());
+  EXPECT_EQ(std::get<double>(nic->value), 23.5);
+  EXPECT_NE(nic->source.find("CX6_BW"), std::string::npos) << nic->source;
+}
+
+TEST(Topology, SourcesNameKnownFiguresOnly) {
+  const std::string ok = small_toml() + "[sources.nic]\nbandwidth_gbytes_per_s = \"measured\"\n";
+  const Topology t = Topology::from_toml_string(ok, "tiny.toml");
+  EXPECT_EQ(t.spec().sources.at("nic.bandwidth_gbytes_per_s"), "measured");
+  // A figure without an entry says so, naming the file.
+  for (const auto& f : figures(t.spec())) {
+    if (f.key == "nic.latency_ns") {
+      EXPECT_EQ(f.source, "tiny.toml: no source given");
+    }
+  }
+  EXPECT_NE(error_of(small_toml() + "[sources.nic]\nspeed = \"x\"\n")
+                .find("key 'sources.nic.speed': names no figure"),
+            std::string::npos);
+  EXPECT_NE(error_of(small_toml() + "[sources.nic]\nper_host = 8\n").find("expected a string"),
+            std::string::npos);
 }
 
 TEST(Topology, H100PresetCarriesTheReferenceFigures) {
@@ -79,10 +121,32 @@ TEST(Topology, H100PresetCarriesTheReferenceFigures) {
   for (int g = 0; g < 8; ++g) EXPECT_EQ(t.nic_of(g), g);  // one NIC per GPU, rail g
 }
 
-TEST(Topology, ForClusterPicksThePresetOfTheModel) {
-  EXPECT_EQ(Topology::for_cluster(3, 8, "H100").spec().name, "dgx-h100");
-  EXPECT_EQ(Topology::for_cluster(3, 8, "h200").spec().name, "dgx-h200");
-  EXPECT_EQ(Topology::for_cluster(3, 8, "a100").spec().name, "dgx-a100");
+// The GPU catalog's keys (kernels-db/data/gpus.toml) get the DGX their GPU ships in, with the
+// NVLink bandwidth NCCL sees there: the datasheet's link count x NCCL's per-link figure
+// (src/graph/topo.h: SM80 20.0, SM90 20.6, SM100 40.1 GB/s). tests/tools checks that every
+// catalog GPU has a row of gpu_systems().
+TEST(Topology, ForClusterPicksTheSystemTheGpuShipsIn) {
+  struct Case {
+    const char* gpu;
+    const char* preset;
+    double nvlink;  // GB/s per GPU per direction
+    double nic;     // GB/s per NIC
+  };
+  for (const Case& c : {Case{"a100-80gb", "dgx-a100", 12 * 20.0, 23.5},  // 12 NVLink3, CX-6 HDR
+                        Case{"h100", "dgx-h100", 18 * 20.6, 48.5},       // 18 NVLink4, CX-7 NDR
+                        Case{"h200", "dgx-h200", 18 * 20.6, 48.5},
+                        Case{"b200", "dgx-b200", 18 * 40.1, 48.5}}) {  // 18 NVLink5, CX-7 NDR
+    const Topology t = Topology::for_cluster(3, 8, c.gpu);
+    EXPECT_EQ(t.spec().name, c.preset) << c.gpu;
+    EXPECT_EQ(t.gpu_model(), c.gpu);
+    EXPECT_NEAR(t.spec().intra_bandwidth.as_gbytes_per_s(), c.nvlink, 1e-9) << c.gpu;
+    EXPECT_NEAR(t.spec().nic_bandwidth.as_gbytes_per_s(), c.nic, 1e-9) << c.gpu;
+    EXPECT_EQ(t.nics_per_host(), 8) << c.gpu;  // one 200/400 Gb/s NIC per GPU
+    ASSERT_NE(system_of_gpu(c.gpu), nullptr);
+    EXPECT_EQ(system_of_gpu(c.gpu)->topology, c.preset);
+  }
+  // Aliases are the catalog's business: netmodel takes its keys only.
+  EXPECT_EQ(system_of_gpu("a100"), nullptr);
   const Topology half = Topology::for_cluster(2, 4, "h100");
   EXPECT_EQ(half.gpus_per_host(), 4);
   EXPECT_EQ(half.nics_per_host(), 4);  // keeps one NIC per GPU
@@ -90,6 +154,47 @@ TEST(Topology, ForClusterPicksThePresetOfTheModel) {
   EXPECT_EQ(other.gpu_model(), "mi300x");
   EXPECT_EQ(other.spec().name, "ethernet-2tier");
   EXPECT_FALSE(other.has_nvls());
+  EXPECT_NE(figures(other.spec())[2].source.find("no system of its own"), std::string::npos);
+}
+
+// GB200 NVL72: a host is a compute tray of 4 GPUs; 18 trays (72 GPUs) share one NVLink domain.
+TEST(Topology, Nvl72RoutesInsideTheRackOverNvlink) {
+  const Topology t = Topology::preset("gb200-nvl72", 36);  // two racks
+  EXPECT_EQ(t.spec().gpus_per_domain(), 72);
+  EXPECT_NEAR(t.spec().intra_bandwidth.as_gbytes_per_s(), 18 * 40.1, 1e-9);
+  // GPU 0 (tray 0) to GPU 71 (tray 17): the same rack, so NVLink, no NIC.
+  EXPECT_EQ(t.route(0, 71, 0), (std::vector<LinkId>{t.gpu_tx(0), t.gpu_rx(71)}));
+  // GPU 0 to GPU 72 (rack 1, tray 18, local 0): out of NIC 0 of tray 0 into NIC 0 of tray 18.
+  const auto path = t.route(0, 72, 0);
+  EXPECT_EQ(path.front(), t.nic_tx(0, 0));
+  EXPECT_EQ(path.back(), t.nic_rx(18, 0));
+  // NCCL sees one node per rack: an all-reduce over a rack is one NVLS node (NVLink SHARP).
+  std::vector<GpuId> rack(72);
+  for (int g = 0; g < 72; ++g) rack[g] = g;
+  const auto p =
+      plan_collective(t, CollectiveRequest{CollOp::AllReduce, rack, Bytes(1ull << 30), 0, {}});
+  EXPECT_EQ(p.n_nodes, 1);
+  EXPECT_EQ(p.algorithm, Algorithm::Nvls);
+  std::vector<GpuId> both(144);
+  for (int g = 0; g < 144; ++g) both[g] = g;
+  EXPECT_EQ(plan_collective(t, CollectiveRequest{CollOp::AllReduce, both, Bytes(1ull << 30), 0, {}})
+                .n_nodes,
+            2);
+}
+
+TEST(Topology, DomainMustBeWholeHostsOfAnNvswitchFabric) {
+  auto with = [](const std::string& intra_extra, const char* fabric = "nvswitch") {
+    std::string t = small_toml();
+    const std::string from = "nvls = false\n";
+    t.replace(t.find(from), from.size(), from + intra_extra);
+    t.replace(t.find("\"nvswitch\""), 10, fmt::format("\"{}\"", fabric));
+    return t;
+  };
+  EXPECT_EQ(Topology::from_toml_string(with("domain_gpus = 4\n"), "tiny.toml").domain_of(5), 1);
+  EXPECT_NE(error_of(with("domain_gpus = 3\n")).find("key 'intra.domain_gpus': must be a multiple"),
+            std::string::npos);
+  EXPECT_NE(error_of(with("domain_gpus = 4\n", "pcie")).find("only an NVSwitch fabric"),
+            std::string::npos);
 }
 
 TEST(Topology, RoutesInsideAHostCrossTheSwitch) {

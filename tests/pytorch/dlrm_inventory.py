@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """examples/dlrm.py under phantora on 2 hosts x 2 H100, both sharding schemes: the collectives of
-a step against the formulas of ../shared/reference/dlrm-dmt.md ("Communication per iteration").
+a step against TorchRec's communication per iteration for each sharding (Luo et al., "Disaggregated
+Multi-Tower", MLSys 2024, arXiv 2403.00877; docs/studies/dmt.md).
 
 N = 4 GPUs, L = 2 per host, H = 2 hosts, B = 2048 samples per GPU, F = 26 features with 214 ids
 per sample (MLPerf multi-hot), D = 128, c = 4; int64 ids and lengths, fp32 embeddings.

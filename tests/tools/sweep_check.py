@@ -68,7 +68,9 @@ else:
 # Bad input is refused before anything runs.
 bad = subprocess.run([phantora, "sweep", "--hosts", "1,x", "--out", os.path.join(work, "bad"),
                       "--", "true"], capture_output=True, text=True, timeout=60)
-check(bad.returncode == 2 and "'x' is not a number" in bad.stderr, "a bad --hosts list is named")
+check(bad.returncode == 2 and
+      "--hosts must be a whole number of at least 1, got x" in bad.stderr,
+      "a bad --hosts list is named, with the accepted range")
 check(not os.path.exists(os.path.join(work, "bad")), "a refused sweep writes nothing")
 bad = subprocess.run([phantora, "sweep", "--out", os.path.join(work, "bad"), "--", "echo",
                       "{nosuch}"], capture_output=True, text=True, timeout=60)

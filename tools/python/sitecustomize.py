@@ -9,6 +9,10 @@ clock; docs/time.md.) In every Python process of the job it
   * once TorchTitan's token dispatcher is imported, supplies its expert-parallel routing counts
     from the host (phantora_moe_routing.py: the counts are computed on the GPU, which does not
     run kernels).
+  * makes print() write each line in one piece: sys.stdout and sys.stderr flush at the end of
+    a line instead of after every write (PYTHONUNBUFFERED, which phantora run sets, writes
+    print's text and its newline separately, and ranks sharing a host's pipe then break each
+    other's lines: "MFU 15.0%rank 1: peak memory ...").
   * then runs the sitecustomize module that this one shadows, if there is one.
 """
 import importlib.abc
@@ -44,6 +48,14 @@ class _AfterImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         self._hook(module)
 
 
+def _whole_lines():
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(line_buffering=True, write_through=False)
+        except (AttributeError, ValueError):  # replaced by the program, or closed
+            pass
+
+
 def _configure_torch(torch):
     try:
         torch.backends.cudnn.enabled = False
@@ -70,6 +82,7 @@ def _chain_shadowed_sitecustomize():
 
 
 if os.environ.get("PHANTORA_SOCKET") or os.environ.get("PHANTORA_ADDRESS"):
+    _whole_lines()
     sys.meta_path.insert(0, _AfterImport("torch", _configure_torch))
     sys.meta_path.insert(0, _AfterImport("torchtitan.models.common.token_dispatcher",
                                          _route_torchtitan_moe))

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "numeric_options.hpp"
 #include "phantora/kernels/analytical_model.hpp"
 #include "phantora/kernels/data_error.hpp"
 #include "phantora/kernels/gpu_catalog.hpp"
@@ -234,7 +235,8 @@ DbCommand::DbCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
       ->check(CLI::IsMember({"gemm", "attn", "mem", "copy", "kernel"}));
   o.list->add_option("--source", o.source, "Only this source")
       ->check(CLI::IsMember({"measured", "imported", "pinned"}));
-  o.list->add_option("--limit", o.limit, "At most this many rows");
+  o.list->add_option("--limit", o.limit, "At most this many rows")
+      ->check(in_range("--limit", whole_at_least(1)));
 
   o.show = cmd_->add_subcommand("show", "One signature: statistics, provenance, model estimate");
   db_arg(o.show);

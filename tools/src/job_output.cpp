@@ -11,6 +11,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include <fmt/format.h>
@@ -27,6 +28,36 @@ void write_all(int fd, const char* data, size_t n) {
     n -= static_cast<size_t>(w);
   }
 }
+
+// What goes to the terminal from one pipe: whole lines only, so that lines of different hosts
+// (and of phantora's own messages) never break into each other ("MFU 15.0%rank 1: ..."). A
+// carriage return ends a piece too, so progress bars still move; a piece with neither that
+// has waited kStale (a prompt, a line being written slowly) goes out as it is.
+class TerminalLines {
+ public:
+  static constexpr std::chrono::milliseconds kStale{1000};
+
+  void add(int target, std::string_view data, std::chrono::steady_clock::time_point now) {
+    if (held_.empty()) since_ = now;
+    held_.append(data);
+    const size_t end = held_.find_last_of("\n\r");
+    if (end == std::string::npos) return;
+    write_all(target, held_.data(), end + 1);
+    held_.erase(0, end + 1);
+    since_ = now;
+  }
+  void flush_if_stale(int target, std::chrono::steady_clock::time_point now) {
+    if (!held_.empty() && now - since_ >= kStale) flush(target);
+  }
+  void flush(int target) {
+    write_all(target, held_.data(), held_.size());
+    held_.clear();
+  }
+
+ private:
+  std::string held_;
+  std::chrono::steady_clock::time_point since_{};
+};
 
 }  // namespace
 
@@ -95,13 +126,14 @@ int run_tee(const std::filesystem::path& log, const std::vector<std::string>& fd
   struct Stream {
     int fd;
     int target;
-    std::string partial;
+    std::string partial;  // of the line for job.log
+    TerminalLines terminal;
   };
   std::vector<Stream> streams;
   for (const std::string& s : fd_targets) {
     const size_t colon = s.find(':');
     if (colon == std::string::npos) return 2;
-    streams.push_back({std::stoi(s.substr(0, colon)), std::stoi(s.substr(colon + 1)), {}});
+    streams.push_back({std::stoi(s.substr(0, colon)), std::stoi(s.substr(colon + 1)), {}, {}});
   }
   std::filesystem::path tmp = log;
   tmp += ".tmp";
@@ -122,17 +154,22 @@ int run_tee(const std::filesystem::path& log, const std::vector<std::string>& fd
     }
     if (fds.empty()) break;
     if (::poll(fds.data(), fds.size(), 200) < 0 && errno != EINTR) break;
+    const auto now = std::chrono::steady_clock::now();
     for (size_t i = 0; i < fds.size(); ++i) {
-      if (fds[i].revents == 0) continue;
       Stream& s = *owners[i];
+      if (fds[i].revents == 0) {
+        s.terminal.flush_if_stale(s.target, now);
+        continue;
+      }
       const ssize_t n = ::read(s.fd, buf, sizeof(buf));
       if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
       if (n <= 0) {
+        s.terminal.flush(s.target);
         ::close(s.fd);
         s.fd = -1;
         continue;
       }
-      write_all(s.target, buf, static_cast<size_t>(n));
+      s.terminal.add(s.target, std::string_view(buf, static_cast<size_t>(n)), now);
       s.partial.append(buf, static_cast<size_t>(n));
       for (size_t nl; (nl = s.partial.find('\n')) != std::string::npos;) {
         take_line(s.partial.substr(0, nl));
@@ -141,6 +178,7 @@ int run_tee(const std::filesystem::path& log, const std::vector<std::string>& fd
     }
   }
   for (Stream& s : streams) {
+    s.terminal.flush(s.target);
     if (!s.partial.empty()) take_line(s.partial);
   }
   if (out != nullptr) {

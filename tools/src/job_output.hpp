@@ -1,9 +1,10 @@
 // The job's output, passed through and kept. Each host's command writes into pipes; a small
-// process of phantora's own (`phantora __tee`, started before the job) copies every byte to the
-// terminal as it comes (progress bars keep working) and every complete line into `job.log` in
-// the run's directory, written under a temporary name and renamed at the end. A process of its
-// own, so that if phantora itself dies the job's last words (a rank saying it lost the
-// simulator) still reach the terminal and the log.
+// process of phantora's own (`phantora __tee`, started before the job) copies it to the terminal
+// as it comes, a whole line at a time so that hosts' lines never break into each other (a
+// carriage return ends a piece too, so progress bars keep working), and every complete line
+// into `job.log` in the run's directory, written under a temporary name and renamed at the end.
+// A process of its own, so that if phantora itself dies the job's last words (a rank saying it
+// lost the simulator) still reach the terminal and the log.
 #pragma once
 
 #include <sys/types.h>

@@ -9,37 +9,50 @@
 #include "db_command.hpp"
 #include "host_environment.hpp"
 #include "job_output.hpp"
+#include "numeric_options.hpp"
 #include "phantora/kernels/data_error.hpp"
 #include "phantora/kernels/gpu_catalog.hpp"
+#include "phantora/netmodel/gpu_systems.hpp"
+#include "phantora/protocol.hpp"
 #include "report_compare.hpp"
 #include "run_command.hpp"
 #include "serve_command.hpp"
 #include "sweep_command.hpp"
 
+using phantora::tools::in_range;
+using phantora::tools::number_above;
+using phantora::tools::number_at_least;
 using phantora::tools::RunOptions;
+using phantora::tools::whole_at_least;
+using phantora::tools::whole_from_to;
 
 namespace {
 
 // The options that shape the simulation, common to `run` and `serve`.
 void add_simulation_options(CLI::App* cmd, RunOptions& o) {
-  cmd->add_option("--hosts", o.hosts, "Number of simulated hosts (default 1, or the topology's)");
+  cmd->add_option("--hosts", o.hosts, "Number of simulated hosts (default 1, or the topology's)")
+      ->check(in_range("--hosts", whole_at_least(1)));
   cmd->add_option("--gpus-per-host", o.gpus_per_host,
-                  "GPUs per host (default 8, or the topology's)");
+                  "GPUs per host (default 8, or the topology's)")
+      ->check(
+          in_range("--gpus-per-host", whole_from_to(1, phantora::wire::kMaxDevicesPerHost - 1)));
   cmd->add_option("--gpu", o.gpu,
                   "GPU model, see `phantora gpus` (default h100, or the topology's)");
   cmd->add_option("--topology", o.topology,
                   "Cluster topology: a TOML file (docs/topology.md) or a preset name "
-                  "(dgx-a100, dgx-h100, dgx-h200, ethernet-2tier)");
+                  "(dgx-a100, dgx-h100, dgx-h200, dgx-b200, gb200-nvl72, ethernet-2tier)");
   cmd->add_option("--nic-gbytes-per-s", o.nic_gbytes_per_s,
                   "Effective bandwidth of each NIC, GB/s per direction (overrides the "
-                  "topology's; 400 Gb/s InfiniBand is about 48.5)");
+                  "topology's; 400 Gb/s InfiniBand is about 48.5)")
+      ->check(in_range("--nic-gbytes-per-s", number_above(0)));
   cmd->add_option("--oversubscription", o.oversubscription,
-                  "Leaf-to-spine oversubscription ratio, >= 1 (overrides the topology's)");
+                  "Leaf-to-spine oversubscription ratio, >= 1 (overrides the topology's)")
+      ->check(in_range("--oversubscription", number_at_least(1)));
   cmd->add_option("--represent-dp", o.represent_dp,
                   "Simulate N data-parallel replicas of the job: it runs on --hosts hosts, the "
                   "cluster has N times as many, and the other replicas' traffic is simulated "
                   "as copies of the live one's (docs/scale.md)")
-      ->check(CLI::PositiveNumber)
+      ->check(in_range("--represent-dp", whole_at_least(1)))
       ->capture_default_str();
   cmd->add_option("--dp-comms", o.dp_comms,
                   "With --represent-dp: which of the job's NCCL communicators are "
@@ -56,16 +69,18 @@ void add_simulation_options(CLI::App* cmd, RunOptions& o) {
                   "simulator does not compute (TorchTitan's expert parallelism): 0 = every "
                   "expert gets an equal share, s > 0 = shares proportional to 1/(rank+1)^s "
                   "(docs/frameworks/torchtitan.md)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(in_range("--moe-imbalance", number_at_least(0)))
       ->capture_default_str();
   cmd->add_option("--kernel-times", o.kernel_times,
                   "CSV of pinned kernel durations (header: kernel,duration_us)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--launch-latency-us", o.launch_latency_us,
                   "Latency from a launch call to the GPU starting the work")
+      ->check(in_range("--launch-latency-us", number_at_least(0)))
       ->capture_default_str();
   cmd->add_option("--call-cost-us", o.call_cost_us,
                   "Host time charged per GPU-work API call (measured and model modes)")
+      ->check(in_range("--call-cost-us", number_at_least(0)))
       ->capture_default_str();
   cmd->add_option("--kernel-db", o.kernel_db,
                   "Kernel database (SQLite, `phantora db`) to take measured costs from; the "
@@ -73,7 +88,7 @@ void add_simulation_options(CLI::App* cmd, RunOptions& o) {
   cmd->add_option("--collective-timeout", o.collective_timeout_s,
                   "End the run when some ranks have waited this many wall-clock seconds for a "
                   "collective that others never called (0: never)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(in_range("--collective-timeout", whole_at_least(0)))
       ->capture_default_str();
 }
 
@@ -100,7 +115,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--out", run.out, "Directory for report.json and trace.json")
       ->capture_default_str();
   run_cmd->add_option("--timeout", run.timeout_s, "Stop the run after this many wall-clock seconds")
-      ->check(CLI::PositiveNumber);
+      ->check(in_range("--timeout", whole_at_least(1)));
   run_cmd->add_flag("--quiet,-q", run.quiet, "Print no banner or summary");
   run_cmd->add_option("--step-time-regex", run.step_time_regex,
                       "Regex for the job's step-time lines: group 1 the number, optional group "
@@ -130,7 +145,7 @@ int main(int argc, char** argv) {
       ->add_option("--hosts-per-node", run.hosts_per_node,
                    "slurm: simulated hosts per node (srun --ntasks-per-node); default: Slurm's "
                    "distribution over the allocation")
-      ->check(CLI::PositiveNumber);
+      ->check(in_range("--hosts-per-node", whole_at_least(1)));
   run_cmd
       ->add_option("--srun-arg", run.srun_args,
                    "slurm: one more option for srun, e.g. --srun-arg=--cpus-per-task=4 "
@@ -142,9 +157,11 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--k8s-name", run.k8s_name, "k8s: prefix of the objects' names")
       ->capture_default_str();
   run_cmd->add_option("--k8s-namespace", run.k8s_namespace, "k8s: namespace of the objects");
-  run_cmd->add_option(
-      "--k8s-port", run.k8s_port,
-      fmt::format("k8s: the daemon's TCP port (default {})", phantora::tools::kDefaultDaemonPort));
+  run_cmd
+      ->add_option("--k8s-port", run.k8s_port,
+                   fmt::format("k8s: the daemon's TCP port (default {})",
+                               phantora::tools::kDefaultDaemonPort))
+      ->check(in_range("--k8s-port", whole_from_to(1, 65535)));
   run_cmd->add_option("--k8s-phantora", run.k8s_phantora,
                       "k8s: phantora's path inside the image (default: this phantora's path)");
   run_cmd->add_option("--k8s-out-claim", run.k8s_out_claim,
@@ -167,7 +184,7 @@ int main(int argc, char** argv) {
   serve_cmd
       ->add_option("--timeout", serve.timeout_s,
                    "End the run after this many wall-clock seconds, ranks or not")
-      ->check(CLI::PositiveNumber);
+      ->check(in_range("--timeout", whole_at_least(1)));
   serve_cmd->add_flag("--quiet,-q", serve.quiet, "Print no summary");
 
   // Internal: one simulated host of a run whose ranks another launcher starts (srun's tasks,
@@ -203,7 +220,15 @@ int main(int argc, char** argv) {
   phantora::tools::DbCommand db_cmd(app);
   phantora::tools::SweepCommand sweep_cmd(app);
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const phantora::tools::OptionValueError& e) {
+    // A number out of its option's range: the same words and exit status as other bad input.
+    fmt::print(stderr, "phantora: error: {}\n", e.what());
+    return 2;
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
   if (*tee_cmd) return phantora::tools::run_tee(tee_log, tee_fds);
   if (*host_cmd) {
     try {
@@ -230,7 +255,12 @@ int main(int argc, char** argv) {
     if (sweep_cmd.chosen()) return sweep_cmd.run();
     if (*gpus_cmd) {
       for (const auto& p : phantora::kernels::GpuCatalog::builtin().presets()) {
-        std::cout << phantora::kernels::format_preset(p) << "\n";
+        std::cout << phantora::kernels::format_preset(p);
+        // The network a run gets with this --gpu and no --topology.
+        if (const auto* s = phantora::net::system_of_gpu(p.key))
+          std::cout << fmt::format("  {:<32} {} ({})\n", "network (no --topology)", s->topology,
+                                   s->source);
+        std::cout << "\n";
       }
       return 0;
     }

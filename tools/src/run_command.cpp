@@ -136,15 +136,17 @@ int run_command(const RunOptions& o) {
     const sim::SimulationConfig& config = run.config;
     if (config.replicas > 1) {
       fmt::print(stderr,
-                 "phantora: simulating {} host(s) x {} {}: {} live, the rest {} data-parallel "
-                 "replica(s) of them (dp comms: {}); running{}: {}\n",
+                 "phantora: simulating {} host(s) x {} {} on {}: {} live, the rest {} "
+                 "data-parallel replica(s) of them (dp comms: {}); running{}: {}\n",
                  config.represented_hosts(), run.cluster.gpus_per_host, run.gpu->device_name(),
-                 run.cluster.hosts, config.replicas - 1, config.dp_comms.describe(),
-                 slurm ? " through srun" : "", fmt::join(o.command, " "));
+                 run.cluster.topology->spec().name, run.cluster.hosts, config.replicas - 1,
+                 config.dp_comms.describe(), slurm ? " through srun" : "",
+                 fmt::join(o.command, " "));
     } else {
-      fmt::print(stderr, "phantora: simulating {} host(s) x {} {} ; running{}: {}\n",
+      fmt::print(stderr, "phantora: simulating {} host(s) x {} {} on {}; running{}: {}\n",
                  run.cluster.hosts, run.cluster.gpus_per_host, run.gpu->device_name(),
-                 slurm ? " through srun" : "", fmt::join(o.command, " "));
+                 run.cluster.topology->spec().name, slurm ? " through srun" : "",
+                 fmt::join(o.command, " "));
     }
     if (listen) {
       fmt::print(stderr, "phantora: the simulator listens on {} (ranks connect to {})\n",

@@ -33,15 +33,29 @@ std::shared_ptr<const net::Topology> load_topology(const std::string& name_or_fi
   return std::make_shared<const net::Topology>(net::Topology::preset(name_or_file, hosts));
 }
 
+// The GPU catalog's key for a --gpu value (aliases and case allowed); DataError lists the names.
+std::string gpu_key(const std::string& name) {
+  return kernels::GpuCatalog::builtin().find(name).key;
+}
+
+// A preset's own GPU where the catalog knows it (dgx-a100: a100-80gb); ethernet-2tier names
+// none and gets the default.
+std::string preset_gpu(const net::TopologySpec& spec) {
+  const kernels::GpuPreset* p = kernels::GpuCatalog::builtin().try_find(spec.gpu_model);
+  return p != nullptr ? p->key : std::string(kDefaultGpu);
+}
+
 }  // namespace
 
 // With --represent-dp N the topology describes the whole simulated cluster (N x the live hosts);
-// `hosts` stays the live count, the hosts the job's command runs on.
+// `hosts` stays the live count, the hosts the job's command runs on. The topology is always
+// resolved here, so report.json can name it and its figures' sources.
 Cluster resolve_cluster(const RunOptions& o) {
   Cluster c;
   const int replicas = o.represent_dp;
   if (replicas < 1) throw std::invalid_argument("--represent-dp must be at least 1");
   const bool is_file = o.topology && std::filesystem::exists(*o.topology);
+  net::TopologySpec spec;
   if (o.topology && is_file) {
     auto topo = load_topology(*o.topology, 0);
     auto agree = [&](const char* flag, auto given, auto in_file) {
@@ -60,44 +74,47 @@ Cluster resolve_cluster(const RunOptions& o) {
     agree("--gpus-per-host", o.gpus_per_host, topo->gpus_per_host());
     c.hosts = topo->hosts() / replicas;
     c.gpus_per_host = topo->gpus_per_host();
-    c.gpu = o.gpu.value_or(topo->gpu_model());
-    c.topology = std::move(topo);
+    c.gpu = gpu_key(o.gpu.value_or(topo->gpu_model()));
+    spec = topo->spec();
+  } else if (o.topology) {
+    // A preset: its fabric with the flags' counts; its host size and GPU unless they are given.
+    c.hosts = o.hosts.value_or(1);
+    spec = load_topology(*o.topology, c.hosts * replicas)->spec();
+    c.gpus_per_host = o.gpus_per_host.value_or(spec.gpus_per_host);
+    c.gpu = o.gpu ? gpu_key(*o.gpu) : preset_gpu(spec);
+    if (c.gpus_per_host >= 1)
+      spec.set_gpus_per_host(c.gpus_per_host,
+                             "--gpus-per-host, with the preset's NICs per GPU and default rails");
   } else {
+    // The network of the system the GPU ships in (netmodel/src/gpu_systems.cpp).
     c.hosts = o.hosts.value_or(1);
     c.gpus_per_host = o.gpus_per_host.value_or(8);
-    c.gpu = o.gpu.value_or("h100");
-    if (o.topology) {
-      // A preset: its fabric with the flags' counts.
-      net::TopologySpec spec = load_topology(*o.topology, c.hosts * replicas)->spec();
-      if (o.gpus_per_host && *o.gpus_per_host != spec.gpus_per_host) {
-        spec.gpus_per_host = *o.gpus_per_host;
-        spec.rails = net::TopologySpec::default_rails(spec.gpus_per_host, spec.nics_per_host);
-      }
-      spec.gpu_model = c.gpu;
-      c.topology = std::make_shared<const net::Topology>(std::move(spec));
-    }
-  }
-  if (o.nic_gbytes_per_s || o.oversubscription) {
-    net::TopologySpec spec =
-        c.topology ? c.topology->spec()
-                   : net::Topology::for_cluster(c.hosts * replicas, c.gpus_per_host, c.gpu).spec();
-    if (o.nic_gbytes_per_s) {
-      if (!(*o.nic_gbytes_per_s > 0))
-        throw std::invalid_argument("--nic-gbytes-per-s must be positive");
-      spec.nic_bandwidth = Bandwidth::gbytes_per_s(*o.nic_gbytes_per_s);
-    }
-    if (o.oversubscription) {
-      if (!(*o.oversubscription >= 1))
-        throw std::invalid_argument("--oversubscription must be at least 1");
-      spec.oversubscription = *o.oversubscription;
-    }
-    c.topology = std::make_shared<const net::Topology>(std::move(spec));
+    c.gpu = gpu_key(o.gpu.value_or(std::string(kDefaultGpu)));
+    if (c.hosts >= 1 && c.gpus_per_host >= 1)
+      spec = net::Topology::for_cluster(c.hosts * replicas, c.gpus_per_host, c.gpu).spec();
   }
   if (c.hosts < 1) throw std::invalid_argument("--hosts must be at least 1");
   if (c.gpus_per_host < 1 || c.gpus_per_host > wire::kMaxDevicesPerHost - 1) {
     throw std::invalid_argument(
         fmt::format("--gpus-per-host must be between 1 and {}", wire::kMaxDevicesPerHost - 1));
   }
+  if (spec.gpu_model != c.gpu) {
+    spec.gpu_model = c.gpu;
+    if (o.gpu) spec.sources["cluster.gpu_model"] = "--gpu";
+  }
+  if (o.nic_gbytes_per_s) {
+    if (!(*o.nic_gbytes_per_s > 0))
+      throw std::invalid_argument("--nic-gbytes-per-s must be positive");
+    spec.nic_bandwidth = Bandwidth::gbytes_per_s(*o.nic_gbytes_per_s);
+    spec.sources["nic.bandwidth_gbytes_per_s"] = "--nic-gbytes-per-s";
+  }
+  if (o.oversubscription) {
+    if (!(*o.oversubscription >= 1))
+      throw std::invalid_argument("--oversubscription must be at least 1");
+    spec.oversubscription = *o.oversubscription;
+    spec.sources["spine.oversubscription"] = "--oversubscription";
+  }
+  c.topology = std::make_shared<const net::Topology>(std::move(spec));
   return c;
 }
 

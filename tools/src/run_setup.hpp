@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -18,13 +19,16 @@
 
 namespace phantora::tools {
 
+inline constexpr std::string_view kDefaultGpu = "h100";
+
 // The cluster: from the topology file where one is given (flags may repeat its figures but not
-// contradict them), else from the flags on a preset that matches the GPU model.
+// contradict them), else from the flags on a preset: the one named by --topology, or the network
+// of the system the GPU ships in (netmodel/src/gpu_systems.cpp).
 struct Cluster {
   int hosts = 1;
   int gpus_per_host = 8;
-  std::string gpu = "h100";
-  std::shared_ptr<const net::Topology> topology;
+  std::string gpu{kDefaultGpu};                   // the GPU catalog's key
+  std::shared_ptr<const net::Topology> topology;  // never null once resolved
 };
 
 struct PreparedRun {

@@ -15,7 +15,9 @@
 
 #include <fmt/format.h>
 
+#include "numeric_options.hpp"
 #include "phantora/kernels/gpu_catalog.hpp"
+#include "phantora/protocol.hpp"
 #include "phantora/simcore/report.hpp"
 #include "stop_signals.hpp"
 #include "sweep_plots.hpp"
@@ -24,22 +26,12 @@
 namespace phantora::tools {
 namespace {
 
+// A comma-separated axis, each value under the rule of the `phantora run` option it becomes.
 template <typename T>
-std::vector<T> parse_list(const std::string& text, const char* option) {
+std::vector<T> parse_list(const std::string& text, const char* option, const NumberRule& rule) {
   std::vector<T> out;
-  for (const std::string& item : split_list(text)) {
-    try {
-      size_t used = 0;
-      if constexpr (std::is_same_v<T, int>) {
-        out.push_back(std::stoi(item, &used));
-      } else {
-        out.push_back(std::stod(item, &used));
-      }
-      if (used != item.size()) throw std::invalid_argument(item);
-    } catch (const std::exception&) {
-      throw std::invalid_argument(fmt::format("{} {}: '{}' is not a number", option, text, item));
-    }
-  }
+  for (const std::string& item : split_list(text))
+    out.push_back(static_cast<T>(parse_number(option, item, rule)));
   return out;
 }
 
@@ -119,14 +111,16 @@ SweepCommand::SweepCommand(CLI::App& app) {
                    "--var sharding=table-wise,dmt for {sharding}");
   cmd_->add_option("--file", file_, "TOML sweep file: axes or explicit points (docs/sweep.md)")
       ->check(CLI::ExistingFile);
-  cmd_->add_option("--parallel", spec_.parallel, "Points run at once")->capture_default_str();
+  cmd_->add_option("--parallel", spec_.parallel, "Points run at once")
+      ->check(in_range("--parallel", whole_at_least(1)))
+      ->capture_default_str();
   cmd_->add_option("--out", spec_.out, "Directory for the points' runs, the table and the plots")
       ->capture_default_str();
   cmd_->add_option("--cpu-time", spec_.cpu_time, "As for phantora run: measured, model or zero")
       ->check(CLI::IsMember({"measured", "model", "zero"}))
       ->capture_default_str();
   cmd_->add_option("--timeout", spec_.timeout_s, "Wall-clock limit of each point, seconds")
-      ->check(CLI::PositiveNumber);
+      ->check(in_range("--timeout", whole_at_least(1)));
   cmd_->add_option("--step-time-regex", spec_.step_time_regex,
                    "As for phantora run: how to find step times in the job's output");
   cmd_->add_option("--items-per-step", spec_.items_per_step,
@@ -136,6 +130,7 @@ SweepCommand::SweepCommand(CLI::App& app) {
       ->capture_default_str();
   cmd_->add_option("--port-base", spec_.port_base,
                    "{port} is this plus the point's index (rendezvous ports of points run at once)")
+      ->check(in_range("--port-base", whole_from_to(1, 65535)))
       ->capture_default_str();
   cmd_->add_option("command", spec_.command,
                    "The workload, after --; placeholders {hosts} {gpus_per_host} {gpus} {gpu} "
@@ -149,13 +144,15 @@ int SweepCommand::run() {
   if (!file_.empty()) read_sweep_file(file_, spec_);
   if (!cli_command.empty()) spec_.command = cli_command;
   SweepAxes axes;
-  axes.hosts = parse_list<int>(hosts_, "--hosts");
-  axes.gpus_per_host = parse_list<int>(gpus_per_host_, "--gpus-per-host");
+  axes.hosts = parse_list<int>(hosts_, "--hosts", whole_at_least(1));
+  axes.gpus_per_host = parse_list<int>(gpus_per_host_, "--gpus-per-host",
+                                       whole_from_to(1, wire::kMaxDevicesPerHost - 1));
   axes.gpu = split_list(gpu_);
   axes.topology = split_list(topology_);
-  axes.nic_gbytes_per_s = parse_list<double>(nic_, "--nic-gbytes-per-s");
-  axes.oversubscription = parse_list<double>(oversubscription_, "--oversubscription");
-  axes.represent_dp = parse_list<int>(represent_dp_, "--represent-dp");
+  axes.nic_gbytes_per_s = parse_list<double>(nic_, "--nic-gbytes-per-s", number_above(0));
+  axes.oversubscription =
+      parse_list<double>(oversubscription_, "--oversubscription", number_at_least(1));
+  axes.represent_dp = parse_list<int>(represent_dp_, "--represent-dp", whole_at_least(1));
   for (const std::string& v : vars_) axes.vars.push_back(parse_var_axis(v));
   const bool cli_axes = !hosts_.empty() || !gpus_per_host_.empty() || !gpu_.empty() ||
                         !topology_.empty() || !nic_.empty() || !oversubscription_.empty() ||

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -29,6 +30,10 @@ class TopologyError : public std::runtime_error {
 enum class IntraFabric { NvSwitch, Pcie };      // selects NCCL's NVLink or PCI latency row
 enum class LeafKind { Rail, Host };             // rail-optimised, or all NICs of a host on one leaf
 enum class NcclArch { Volta, Ampere, Hopper };  // row of NCCL's per-architecture tables
+// As the TOML format spells them: "nvswitch", "rail", "hopper".
+std::string_view to_string(IntraFabric f);
+std::string_view to_string(LeafKind k);
+std::string_view to_string(NcclArch a);
 
 // The parsed description. Public so that callers can adjust a preset before building.
 struct TopologySpec {
@@ -43,6 +48,9 @@ struct TopologySpec {
   Bandwidth intra_bandwidth;
   SimTime intra_latency;
   bool nvls = false;
+  // GPUs on one NVLink fabric: 0 = one host's (DGX); a multiple of gpus_per_host when the
+  // fabric spans hosts (GB200 NVL72: 18 trays of 4 GPUs). NCCL treats such a domain as one node.
+  int domain_gpus = 0;
   // NICs: rails[n] lists the local GPUs that use NIC n.
   int nics_per_host = 1;
   Bandwidth nic_bandwidth;
@@ -60,6 +68,16 @@ struct TopologySpec {
   NcclArch nccl_arch = NcclArch::Hopper;
   int nccl_channels = 16;
   int nccl_nvls_channels = 16;
+  // Where figures came from, by figure key ("nic.bandwidth_gbytes_per_s"; topology_figures.hpp
+  // lists the keys): the [sources] table of the file, or the flag that changed the figure.
+  std::map<std::string, std::string> sources;
+
+  int gpus_per_domain() const { return domain_gpus > 0 ? domain_gpus : gpus_per_host; }
+
+  // Another host size: keeps the NICs per GPU (at least one NIC), takes the default rails and
+  // records `why` as those figures' source. The NVLink domain stays as large (one host when it
+  // was one host); the Topology constructor says if the new size does not divide it.
+  void set_gpus_per_host(int gpus, const std::string& why);
 
   // The default rail assignment: GPU g uses NIC g * nics / gpus.
   static std::vector<std::vector<int>> default_rails(int gpus_per_host, int nics_per_host);
@@ -85,8 +103,9 @@ class Topology {
   // A named preset (netmodel/data/<name>.toml, embedded) with `hosts` hosts.
   static Topology preset(std::string_view name, int hosts);
   static std::vector<std::string> preset_names();
-  // The preset matching `gpu_model` (a100, h100, h200) with the given counts; a plain
-  // Ethernet cluster (preset ethernet-2tier) carrying that model name otherwise.
+  // The network of the system `gpu_model` (a GPU catalog key) ships in (gpu_systems.hpp) with
+  // the given counts; a plain Ethernet cluster (preset ethernet-2tier) carrying that model name
+  // for a GPU the table does not know.
   static Topology for_cluster(int hosts, int gpus_per_host, std::string_view gpu_model);
 
   const TopologySpec& spec() const { return spec_; }
@@ -99,6 +118,8 @@ class Topology {
   int num_leaves() const { return num_leaves_; }
 
   int host_of(GpuId g) const { return g / spec_.gpus_per_host; }
+  // The NVLink domain of a GPU: its host, unless the fabric spans hosts (intra.domain_gpus).
+  int domain_of(GpuId g) const { return g / spec_.gpus_per_domain(); }
   int local_index(GpuId g) const { return g % spec_.gpus_per_host; }
   GpuId gpu(int host, int local) const { return host * spec_.gpus_per_host + local; }
   int nic_of(GpuId g) const { return nic_of_local_[local_index(g)]; }  // NIC index in host
@@ -115,9 +136,9 @@ class Topology {
   LinkId leaf_to_spine(int leaf, int spine) const;
   LinkId spine_to_leaf(int spine, int leaf) const;
 
-  // Links crossed by a flow from src to dst. Same GPU: none. Same host: GPU -> NVSwitch -> GPU.
-  // Different hosts: src's rail NIC -> leaf -> (a spine picked by flow_hash when the leaves
-  // differ, or spine 0 without ECMP) -> leaf -> dst's rail NIC.
+  // Links crossed by a flow from src to dst. Same GPU: none. Same NVLink domain (host):
+  // GPU -> NVSwitch -> GPU. Different domains: src's rail NIC -> leaf -> (a spine picked by
+  // flow_hash when the leaves differ, or spine 0 without ECMP) -> leaf -> dst's rail NIC.
   std::vector<LinkId> route(GpuId src, GpuId dst, uint64_t flow_hash) const;
   void append_route(GpuId src, GpuId dst, uint64_t flow_hash, std::vector<LinkId>& out) const;
   SimTime path_latency(const std::vector<LinkId>& path) const;

@@ -1,0 +1,38 @@
+// GPU -> the DGX system it ships in. Data, not branches: a GPU added to the catalog gets a row
+// here (and a preset in data/) or the tools test that walks the catalog fails.
+#include "phantora/netmodel/gpu_systems.hpp"
+
+#include <algorithm>
+
+namespace phantora::net {
+
+namespace {
+
+constexpr GpuSystem kGpuSystems[] = {
+    {"a100-80gb", "dgx-a100",
+     "NVIDIA DGX A100 User Guide, 'Hardware Overview': 8 x A100 SXM4 "
+     "(https://docs.nvidia.com/dgx/dgxa100-user-guide/introduction-to-dgxa100.html)"},
+    {"h100", "dgx-h100",
+     "NVIDIA DGX H100/H200 User Guide, 'Hardware Overview': 8 x H100 SXM5 "
+     "(https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html)"},
+    {"h200", "dgx-h200",
+     "NVIDIA DGX H100/H200 User Guide, 'Hardware Overview': 8 x H200 SXM "
+     "(https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html)"},
+    {"b200", "dgx-b200",
+     "NVIDIA DGX B200 User Guide, 'Hardware Overview': 8 x B200 "
+     "(https://docs.nvidia.com/dgx/dgxb200-user-guide/introduction-to-dgxb200.html)"},
+};
+
+}  // namespace
+
+std::span<const GpuSystem> gpu_systems() {
+  return kGpuSystems;
+}
+
+const GpuSystem* system_of_gpu(std::string_view gpu_key) {
+  const auto it = std::find_if(std::begin(kGpuSystems), std::end(kGpuSystems),
+                               [gpu_key](const GpuSystem& s) { return s.gpu == gpu_key; });
+  return it != std::end(kGpuSystems) ? it : nullptr;
+}
+
+}  // namespace phantora::net
