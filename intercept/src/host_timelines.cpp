@@ -3,8 +3,11 @@
 #include "real_clock.hpp"
 
 #include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -108,7 +111,15 @@ thread_local int64_t t_cpu_mark_ns = 0;  // thread CPU time already charged to t
 }  // namespace
 
 Timeline& Timelines::self() {
-  if (t_self != nullptr) return *t_self;
+  if (t_self != nullptr) {
+    // Whatever the thread does through the shim is activity: it is not stalled.
+    t_self->activity.fetch_add(1, std::memory_order_relaxed);
+    // Blocked in something the shim cannot see, it resumes from its own clock (a collective
+    // it then submits may start late if the network went past it meanwhile; such late starts
+    // are counted in the report).
+    if (t_self->stalled.load(std::memory_order_relaxed)) t_self->stalled.store(false);
+    return *t_self;
+  }
   if (t_ended) return t_after_end;
   auto* t = new Timeline();
   t->thread = static_cast<unsigned long>(pthread_self());
@@ -159,6 +170,7 @@ void Timelines::register_self() {
   Registry& r = registry();
   std::lock_guard lock(r.mu);
   t.bounds.store(true);
+  t.tid = static_cast<int>(syscall(SYS_gettid));
   r.bounding.push_back(&t);
   r.any_bounding.store(true);
 }
@@ -169,7 +181,8 @@ int64_t Timelines::bound_ps() {
   int64_t bound = wire::kNoBound;
   for (const Timeline* t : r.bounding) {
     const ThreadState s = t->state.load(std::memory_order_acquire);
-    if (s == ThreadState::kRunning || (s == ThreadState::kExited && t->awaited.load()))
+    const bool runs = s == ThreadState::kRunning && !t->stalled.load(std::memory_order_relaxed);
+    if (runs || (s == ThreadState::kExited && t->awaited.load()))
       bound = std::min(bound, t->clock_ps.load(std::memory_order_relaxed));
   }
   if (r.pending_count.load(std::memory_order_relaxed) > 0) {
@@ -295,6 +308,52 @@ void Timelines::advance_to(int64_t ps) {
 
 void Timelines::set_state(ThreadState s) {
   self().state.store(s, std::memory_order_release);
+}
+
+namespace {
+constexpr int64_t kStallAfterNs = 20'000'000;
+constexpr double kStallBusyShare = 0.2;
+
+// Time a thread has spent on a CPU or waiting for one (/proc/self/task/TID/schedstat), so that
+// a thread starved of CPU on an oversubscribed machine does not look stalled.
+int64_t thread_demand_ns(int tid) {
+  char path[64];
+  std::snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", tid);
+  std::FILE* f = std::fopen(path, "r");
+  if (f == nullptr) return -1;
+  unsigned long long run = 0, wait = 0;
+  const int n = std::fscanf(f, "%llu %llu", &run, &wait);
+  std::fclose(f);
+  return n == 2 ? static_cast<int64_t>(run + wait) : -1;
+}
+}  // namespace
+
+bool Timelines::watch_stalls() {
+  Registry& r = registry();
+  std::lock_guard lock(r.mu);
+  const int64_t now = real_monotonic_ns();
+  bool marked = false;
+  for (Timeline* t : r.bounding) {
+    const uint64_t activity = t->activity.load(std::memory_order_relaxed);
+    if (t->state.load() != ThreadState::kRunning || t->stalled.load() ||
+        activity != t->seen_activity || t->window_start_ns == 0) {
+      t->seen_activity = activity;
+      t->window_start_ns = now;
+      t->window_demand_ns = thread_demand_ns(t->tid);
+      continue;
+    }
+    if (now - t->window_start_ns < kStallAfterNs) continue;
+    const int64_t demand = thread_demand_ns(t->tid);
+    if (demand >= 0 && t->window_demand_ns >= 0 &&
+        static_cast<double>(demand - t->window_demand_ns) <
+            kStallBusyShare * static_cast<double>(now - t->window_start_ns)) {
+      t->stalled.store(true);
+      marked = true;
+    }
+    t->window_start_ns = now;
+    t->window_demand_ns = demand;
+  }
+  return marked;
 }
 
 void Timelines::after_fork_in_child() {

@@ -35,6 +35,14 @@ struct Timeline {
   std::atomic<bool> detached{false};
   unsigned long thread = 0;  // pthread_t
   int call_waits = 0;        // requests this thread waits for (owner only)
+  // Stall detection (Timelines::watch_stalls): the owner counts what it does; the watcher
+  // marks a thread stalled that did nothing and used (or waited for) no CPU for a while.
+  std::atomic<uint64_t> activity{0};
+  std::atomic<bool> stalled{false};
+  int tid = 0;
+  uint64_t seen_activity = 0;  // watcher only
+  int64_t window_start_ns = 0;
+  int64_t window_demand_ns = 0;
 };
 
 // How host time advances between calls (mirrors wire::CpuTimeMode; known before connecting
@@ -88,6 +96,14 @@ class Timelines {
   static void set_state(ThreadState s);
 
   static void after_fork_in_child();
+
+  // Called by the shim's reader thread every few milliseconds: a thread counted in the bound
+  // that has made no call the shim sees and neither run nor waited for a CPU for
+  // kStallAfterNs is blocked in something the shim cannot see (a mutex, a futex, a socket);
+  // it leaves the bound until it does something again, so that it cannot hold the
+  // simulation back while the thread it waits for waits on the simulation. Returns whether a
+  // thread was newly marked.
+  static bool watch_stalls();
 };
 
 }  // namespace phantora::shim

@@ -349,6 +349,7 @@ void Runtime::reader_loop() {
 }
 
 void Runtime::watch_bound() {
+  Timelines::watch_stalls();
   std::unique_lock lock(mu_, std::try_to_lock);
   if (!lock.owns_lock() || closed_) return;
   if (Timelines::bound_ps() == last_bound_sent_) return;
