@@ -519,6 +519,62 @@ def case_regression_gate():
         check_eq(f.read().count("step time"), 3, "job.log keeps the job's output")
 
 
+def case_memory_gate():
+    # alloc: MiB[d] on device d, nothing freed, so GPU d's peak is exactly that. The baseline has
+    # 100 and 200 MiB; 220 MiB on GPU 1 is +10.00 %, past a 5 % gate and within a 15 % one.
+    # No kernels: simulated time is 0 in every run, so the time gate passes throughout.
+    gates = ("--cpu-time", "zero", "--gpus-per-host", "2")
+    base = run("mem_base", "alloc", "100", "200", flags=gates)
+    check_eq([g["peak_memory_bytes"] for g in base.report["gpus"]], [100 << 20, 200 << 20],
+             "baseline: peak memory per GPU")
+    same = run("mem_same", "alloc", "100", "200",
+               flags=gates + ("--baseline", base.out_dir, "--max-memory-growth", "5%"))
+    check_eq(same.rc, 0, "identical run against its baseline: exit status")
+    check("peak memory per GPU: +0.00% on GPU 0 (host 0, device 0) (limit +5.00%): ok"
+          in same.stderr, "identical run: the memory gate says ok")
+    grown = run("mem_grown", "alloc", "100", "220",
+                flags=gates + ("--baseline", base.out_dir, "--max-memory-growth", "5%"),
+                expect_ok=False)
+    check_eq(grown.rc, 3, "GPU 1 +10% against a 5% memory gate: exit status")
+    check("peak memory per GPU: +10.00% on GPU 1 (host 0, device 1) (limit +5.00%): REGRESSION"
+          in grown.stderr, "the memory regression names GPU 1 and its growth")
+    check("  GPU 1 (host 0, device 1): 200.000 MiB -> 220.000 MiB (+10.00%)" in grown.stderr,
+          "the grown GPU is listed with both peaks")
+    check("GPU 0 (host 0, device 0):" not in grown.stderr, "GPU 0, unchanged, is not listed")
+    check("step time" not in grown.stderr and "simulated time +0.00%" in grown.stderr,
+          "the time gate still passes (no kernels, no time)")
+    loose = run("mem_loose", "alloc", "100", "220",
+                flags=gates + ("--baseline", base.out_dir, "--max-memory-growth", "15%"))
+    check_eq(loose.rc, 0, "GPU 1 +10% against a 15% memory gate: exit status")
+    shrunk = run("mem_shrunk", "alloc", "50", "200",
+                 flags=gates + ("--baseline", base.out_dir, "--max-memory-growth", "0"))
+    check_eq(shrunk.rc, 0, "less memory passes even a 0% gate")
+    # Without --max-memory-growth the gate is off: the grown run passes the time gate alone.
+    off = run("mem_off", "alloc", "100", "220", flags=gates + ("--baseline", base.out_dir))
+    check_eq(off.rc, 0, "no memory gate unless asked for")
+    check("peak memory per GPU" not in off.stderr, "no memory verdict unless asked for")
+    # `phantora report A B --max-memory-growth` says the same.
+    proc = subprocess.run([ARGS.phantora, "report", base.out_dir, grown.out_dir,
+                           "--max-memory-growth", "5%"], capture_output=True, text=True,
+                          timeout=30)
+    check_eq(proc.returncode, 3, "phantora report --max-memory-growth 5%: exit status")
+    check("GPU 1 (host 0, device 1): 200.000 MiB -> 220.000 MiB" in proc.stdout,
+          "phantora report names the GPU")
+    # The gate needs a baseline; a bad percentage is named. Nothing runs, nothing is written.
+    for flags, words in ((("--max-memory-growth", "5%"), ["--max-memory-growth", "--baseline"]),
+                         (("--baseline", base.out_dir, "--max-memory-growth", "lots"),
+                          ["'lots' is not a percentage"])):
+        out = os.path.join(ARGS.work, "mem_refused")
+        shutil.rmtree(out, ignore_errors=True)
+        proc = subprocess.run([ARGS.phantora, "run", "--out", out, *flags, "--",
+                               os.path.join(ARGS.programs, "alloc"), "1"],
+                              capture_output=True, text=True, timeout=30)
+        check_eq(proc.returncode, 2, f"{flags}: exit status")
+        for w in words:
+            check(w in proc.stderr, f"{flags}: the error names {w!r}: {proc.stderr.strip()!r}")
+        check(not os.path.exists(out), f"{flags}: nothing written")
+
+
 def case_bad_cli():
     work = os.path.join(ARGS.work, "bad_cli")
     shutil.rmtree(work, ignore_errors=True)
