@@ -15,6 +15,7 @@ import argparse
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -573,6 +574,108 @@ def case_memory_gate():
         for w in words:
             check(w in proc.stderr, f"{flags}: the error names {w!r}: {proc.stderr.strip()!r}")
         check(not os.path.exists(out), f"{flags}: nothing written")
+
+
+def run_on_terminal(cmd, timeout=60, columns=200):
+    """Runs `cmd` with stdin, stdout and stderr on a new pseudo-terminal `columns` wide, as from
+    a user's shell; returns (exit status, everything written to the terminal)."""
+    import fcntl
+    import pty
+    import select
+    import struct
+    import termios
+    import time
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execvp(cmd[0], cmd)
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+    out = bytearray()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if select.select([fd], [], [], 0.5)[0]:
+            try:
+                data = os.read(fd, 65536)
+            except OSError:  # EIO: every process holding the terminal has gone
+                break
+            if not data:
+                break
+            out += data
+    else:
+        os.kill(pid, 9)
+    _, status = os.waitpid(pid, 0)
+    os.close(fd)
+    return os.waitstatus_to_exitcode(status), out.decode(errors="replace")
+
+
+PROGRESS = re.compile(r"phantora: sim ([\d.]+) (ns|us|ms|s) \| steps (\d+)/4"
+                      r"(?: \(last ([\d.]+) ms\))? \| ranks (\d+) \| wall (\d+):(\d\d)"
+                      r"(?: \| ETA (\d+):(\d\d))?")
+
+
+def case_progress_terminal():
+    # paced_steps: 4 steps of 100 x `step` (12.5 us) = 1.250 ms each by the events, 0.7 s of real
+    # sleep after each: ~3 s of wall time, so the line (redrawn every 0.25 s) shows every stage.
+    out = os.path.join(ARGS.work, "progress_tty")
+    shutil.rmtree(out, ignore_errors=True)
+    job = [os.path.join(ARGS.programs, "paced_steps"), "4", "700"]
+    cmd = [ARGS.phantora, "run", "--out", out, *zero("--expect-steps", "4"), "--", *job]
+    rc, text = run_on_terminal(cmd)
+    print(f"$ {' '.join(cmd)}  (on a terminal)\nrc={rc}\n{text!r}")
+    check_eq(rc, 0, "on a terminal: exit status")
+    # The terminal sees pieces separated by "erase the line": status lines and the job's lines.
+    pieces = text.split("\r\x1b[K")
+    frames = [p for p in pieces if p.startswith("phantora: sim ")]
+    parsed = [PROGRESS.fullmatch(f) for f in frames]
+    check(len(frames) >= 4, f"the progress line was drawn as the job went ({len(frames)} times)")
+    check(all(parsed), f"every progress line has the documented form: {frames}")
+    parsed = [m for m in parsed if m]
+    steps = [int(m.group(3)) for m in parsed]
+    check(steps == sorted(steps) and steps[-1:] == [4], f"steps seen only grow, to 4/4: {steps}")
+    for m in parsed:
+        n, eta = int(m.group(3)), m.group(8) is not None
+        # The time left needs the pace between two step lines, and is gone once all are seen.
+        check(eta == (n in (2, 3)), f"'{m.group(0)}': an ETA exactly when 2 or 3 steps are seen")
+        if n >= 1:
+            check_eq(m.group(4), "1.250", f"'{m.group(0)}': the last step's printed time")
+            check_eq(m.group(5), "1", f"'{m.group(0)}': one process, the job's one rank")
+        if eta:
+            left = int(m.group(8)) * 60 + int(m.group(9))
+            # 0.7 s and a little per step: at most 2 steps to go is under 3 s (shown rounded down).
+            check(left <= 3, f"'{m.group(0)}': time left for {4 - n} step(s) of ~0.7 s")
+    with open(os.path.join(out, "report.json"), encoding="utf-8") as f:
+        report = json.load(f)
+    last = parsed[-1] if parsed else None
+    if last:
+        # By its last drawing the line has caught up with the simulation: the run's end, 4 steps
+        # of 4 + 1250 us (launch latency, then the kernels back to back) = 5.016 ms.
+        check_eq(f"{last.group(1)} {last.group(2)}",
+                 f"{report['simulated_time_s'] * 1e3:.3f} ms", "the last line's simulated time")
+        check_eq(f"{report['simulated_time_s'] * 1e3:.3f}", "5.016", "simulated end")
+    # The job's lines reach the terminal whole, each on a line of its own.
+    for i in range(1, 5):
+        check(f"step {i}/4 | step time 1.250 ms\r\n" in pieces,
+              f"the job's line 'step {i}/4' is intact on the terminal")
+    # The line is erased at the end: what follows the last erase is phantora's summary.
+    check(not pieces[-1].startswith("phantora: sim ") and "simulated" in pieces[-1],
+          f"the progress line is gone before the summary: {pieces[-1][:200]!r}")
+
+    # Not on a terminal (a pipe, as in CI), or with --quiet: no progress line at all.
+    piped_out = os.path.join(ARGS.work, "progress_piped")
+    shutil.rmtree(piped_out, ignore_errors=True)
+    piped = subprocess.run([ARGS.phantora, "run", "--out", piped_out, *zero("--expect-steps", "2"),
+                            "--", os.path.join(ARGS.programs, "paced_steps"), "2", "300"],
+                           capture_output=True, text=True, timeout=60)
+    print(f"(piped) rc={piped.returncode}\n{piped.stderr}")
+    check_eq(piped.returncode, 0, "stderr a pipe: exit status")
+    check("phantora summary" in piped.stderr, "stderr a pipe: the summary is there (not --quiet)")
+    check("\x1b[K" not in piped.stderr and "phantora: sim " not in piped.stderr,
+          "stderr a pipe: no progress line")
+    quiet_out = os.path.join(ARGS.work, "progress_quiet")
+    shutil.rmtree(quiet_out, ignore_errors=True)
+    rc, text = run_on_terminal([ARGS.phantora, "run", "--quiet", "--out", quiet_out, *zero(), "--",
+                                os.path.join(ARGS.programs, "paced_steps"), "2", "300"])
+    check_eq(rc, 0, "--quiet on a terminal: exit status")
+    check("\x1b[K" not in text and "phantora: sim " not in text, "--quiet: no progress line")
 
 
 def case_bad_cli():

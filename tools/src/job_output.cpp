@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,6 +16,8 @@
 
 #include <fmt/format.h>
 
+#include "status_line.hpp"
+
 namespace phantora::tools {
 namespace {
 
@@ -26,6 +29,15 @@ void write_all(int fd, const char* data, size_t n) {
     data += w;
     n -= static_cast<size_t>(w);
   }
+}
+
+void write_all(int fd, std::string_view s) {
+  write_all(fd, s.data(), s.size());
+}
+
+int terminal_columns() {
+  winsize w{};
+  return ioctl(STDERR_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_col > 0 ? w.ws_col : 80;
 }
 
 }  // namespace
@@ -47,9 +59,25 @@ JobOutput::HostPipes JobOutput::add_host() {
   return h;
 }
 
+void JobOutput::add_status_line() {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed for the status line");
+  status_read_ = fds[0];
+  status_write_ = fds[1];
+  fcntl(status_write_, F_SETFL, O_NONBLOCK);
+}
+
+void JobOutput::set_status(const std::string& text) {
+  if (status_write_ < 0 || copier_ < 0) return;
+  const std::string line = text + "\n";
+  // One write of less than PIPE_BUF bytes is atomic: the copier never sees half a text.
+  if (line.size() <= 512) (void)!::write(status_write_, line.data(), line.size());
+}
+
 void JobOutput::start(const std::filesystem::path& self) {
   std::vector<std::string> args = {self.string(), "__tee", log_path_.string()};
   for (const auto& [fd, target] : read_ends_) args.push_back(fmt::format("{}:{}", fd, target));
+  if (status_read_ >= 0) args.push_back(fmt::format("{}:status", status_read_));
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -58,18 +86,26 @@ void JobOutput::start(const std::filesystem::path& self) {
   if (pid == 0) {
     // Only async-signal-safe calls between fork and exec.
     for (const auto& [fd, target] : read_ends_) fcntl(fd, F_SETFD, 0);
+    if (status_read_ >= 0) fcntl(status_read_, F_SETFD, 0);
     execv(argv[0], argv.data());
     _exit(127);
   }
   copier_ = pid;
   for (const auto& [fd, target] : read_ends_) ::close(fd);
   read_ends_.clear();
+  if (status_read_ >= 0) ::close(status_read_);
+  status_read_ = -1;
 }
 
 void JobOutput::finish(std::chrono::milliseconds grace) {
   if (finished_) return;
   finished_ = true;
   for (const auto& [fd, target] : read_ends_) ::close(fd);
+  // The end of the status pipe tells the copier to clear the status line.
+  for (int* fd : {&status_read_, &status_write_}) {
+    if (*fd >= 0) ::close(*fd);
+    *fd = -1;
+  }
   if (copier_ < 0) return;
   // The pipes end when the last process holding them exits; one that escaped its host's process
   // group may hold them longer than the job: stop waiting after `grace`.
@@ -92,6 +128,7 @@ int run_tee(const std::filesystem::path& log, const std::vector<std::string>& fd
   static volatile sig_atomic_t stop = 0;
   signal(SIGTERM, [](int) { stop = 1; });
 
+  constexpr int kStatus = -1;  // the target of the status line's text
   struct Stream {
     int fd;
     int target;
@@ -101,8 +138,16 @@ int run_tee(const std::filesystem::path& log, const std::vector<std::string>& fd
   for (const std::string& s : fd_targets) {
     const size_t colon = s.find(':');
     if (colon == std::string::npos) return 2;
-    streams.push_back({std::stoi(s.substr(0, colon)), std::stoi(s.substr(colon + 1)), {}});
+    const std::string target = s.substr(colon + 1);
+    if (target != "1" && target != "2" && target != "status") return 2;
+    streams.push_back(
+        {std::stoi(s.substr(0, colon)), target == "status" ? kStatus : std::stoi(target), {}});
   }
+  // The status line is drawn on stderr, and only where that is a terminal; the job's bytes
+  // clear it only where they go to a terminal too.
+  StatusLine status;
+  const bool status_shown = isatty(STDERR_FILENO) == 1;
+  const bool to_terminal[3] = {false, isatty(STDOUT_FILENO) == 1, status_shown};
   std::filesystem::path tmp = log;
   tmp += ".tmp";
   std::FILE* out = std::fopen(tmp.c_str(), "w");
@@ -130,18 +175,40 @@ int run_tee(const std::filesystem::path& log, const std::vector<std::string>& fd
       if (n <= 0) {
         ::close(s.fd);
         s.fd = -1;
+        if (s.target == kStatus && status_shown) write_all(STDERR_FILENO, status.finish());
         continue;
       }
-      write_all(s.target, buf, static_cast<size_t>(n));
       s.partial.append(buf, static_cast<size_t>(n));
+      if (s.target == kStatus) {
+        // Only the latest complete text matters.
+        std::string text;
+        bool complete = false;
+        for (size_t nl; (nl = s.partial.find('\n')) != std::string::npos; complete = true) {
+          text = s.partial.substr(0, nl);
+          s.partial.erase(0, nl + 1);
+        }
+        if (complete && status_shown) {
+          write_all(STDERR_FILENO, status.update(std::move(text), terminal_columns()));
+        }
+        continue;
+      }
+      const bool terminal = status_shown && to_terminal[s.target];
+      if (terminal) write_all(STDERR_FILENO, status.before_output());
+      write_all(s.target, buf, static_cast<size_t>(n));
+      if (terminal) {
+        write_all(STDERR_FILENO,
+                  status.after_output({buf, static_cast<size_t>(n)}, terminal_columns()));
+      }
       for (size_t nl; (nl = s.partial.find('\n')) != std::string::npos;) {
         take_line(s.partial.substr(0, nl));
         s.partial.erase(0, nl + 1);
       }
     }
+    if (out != nullptr) std::fflush(out);  // phantora follows the steps in the log as they come
   }
+  if (status_shown) write_all(STDERR_FILENO, status.finish());
   for (Stream& s : streams) {
-    if (!s.partial.empty()) take_line(s.partial);
+    if (!s.partial.empty() && s.target != kStatus) take_line(s.partial);
   }
   if (out != nullptr) {
     std::fclose(out);

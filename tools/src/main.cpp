@@ -118,6 +118,11 @@ int main(int argc, char** argv) {
                       "With --baseline: exit 3 and name the GPU when a GPU's peak memory is above "
                       "the baseline's by more than this, e.g. 5% (default: not checked)");
   run_cmd
+      ->add_option("--expect-steps", run.expect_steps,
+                   "How many step-time lines the job will print: the progress line on a "
+                   "terminal then estimates the time left (default: no estimate)")
+      ->check(CLI::PositiveNumber);
+  run_cmd
       ->add_option("--launcher", run.launcher,
                    "Who starts the hosts' commands: local (here), slurm (one srun across the "
                    "allocation phantora runs in) or k8s (write Kubernetes manifests instead of "
