@@ -678,6 +678,135 @@ def case_progress_terminal():
     check("\x1b[K" not in text and "phantora: sim " not in text, "--quiet: no progress line")
 
 
+def template_script(text):
+    """A CI template's shell script, run here: with this build's phantora in place of the
+    template's /opt/phantora."""
+    return text.replace("/opt/phantora/build/tools/phantora", ARGS.phantora)
+
+
+def case_ci_templates():
+    # examples/ci's workflows, their gate scripts run here with the memory gate's job (alloc:
+    # 100 and 200 MiB on 2 GPUs; 220 MiB is +10 %, past the templates' 5 %): the first run of a
+    # pipeline has no baseline and passes; the regression fails the pipeline with exit 3 naming
+    # the GPU; an unchanged run passes.
+    import http.server
+    import threading
+    import yaml
+    import zipfile
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "ci")
+    alloc = os.path.join(ARGS.programs, "alloc")
+    cluster = "--hosts 1 --gpus-per-host 2 --cpu-time zero"
+    helptext = subprocess.run([ARGS.phantora, "run", "--help"], capture_output=True, text=True,
+                              timeout=30).stdout
+
+    def gate(script, cwd, job, env):
+        full = {**os.environ, **env, "CLUSTER": cluster, "JOB": job}
+        proc = subprocess.run(["bash", "-euo", "pipefail", "-c", template_script(script)],
+                              cwd=cwd, env=full, capture_output=True, text=True, timeout=60)
+        print(f"$ (template script) JOB={job}\nrc={proc.returncode}\n{proc.stdout}{proc.stderr}")
+        return proc
+
+    # --- GitHub Actions ------------------------------------------------------------------
+    with open(os.path.join(root, "github-actions.yml"), encoding="utf-8") as f:
+        gh = yaml.safe_load(f)
+    on = gh.get("on", gh.get(True))  # YAML 1.1 reads a bare `on` as true
+    check_eq(on["push"]["branches"], ["main"], "github: the baseline comes from pushes to main")
+    check("pull_request" in on, "github: pull requests are gated")
+    for flag in gh["env"]["CLUSTER"].split():
+        if flag.startswith("--"):
+            check(flag in helptext, f"github: CLUSTER's {flag} is a phantora run option")
+    steps = {s.get("name"): s for s in gh["jobs"]["simulate"]["steps"]}
+    find = steps["Find the baseline"]["with"]["script"]
+    check("workflow_id: 'phantora-gate.yml'" in find and ".github/workflows/phantora-gate.yml"
+          in open(os.path.join(root, "github-actions.yml"), encoding="utf-8").read(),
+          "github: the baseline is looked up under the file name the header tells to use")
+    download = steps["Download the baseline"]["with"]
+    upload = steps["Keep the run as the new baseline (main)"]
+    check(download["name"] == upload["with"]["name"] == "phantora-baseline",
+          "github: the gate downloads the artifact main uploads")
+    check("runs/ci/report.json" in upload["with"]["path"] and download["path"] == "baseline",
+          "github: report.json lands in baseline/ (the artifact keeps paths below runs/ci)")
+    script = steps["Simulate, and gate against the baseline"]["run"]
+    env = {k: str(v) for k, v in gh["env"].items() if k.startswith("MAX_")}
+    work = os.path.join(ARGS.work, "ci_github")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    first = gate(script, work, f"{alloc} 100 200", env)
+    check_eq(first.returncode, 0, "github: without a baseline the run passes")
+    os.makedirs(os.path.join(work, "baseline"))
+    shutil.copy(os.path.join(work, "runs", "ci", "report.json"), os.path.join(work, "baseline"))
+    grown = gate(script, work, f"{alloc} 100 220", env)
+    check_eq(grown.returncode, 3, "github: a GPU's memory +10% fails the step (exit 3)")
+    check("+10.00% on GPU 1 (host 0, device 1) (limit +5.00%): REGRESSION" in grown.stderr,
+          "github: the failing step names the GPU")
+    same = gate(script, work, f"{alloc} 100 200", env)
+    check_eq(same.returncode, 0, "github: an unchanged run passes the gate")
+    check("limit +2.00%): ok" in same.stderr and "(limit +5.00%): ok" in same.stderr,
+          "github: both gates ran and passed")
+
+    # --- GitLab CI: the gate fetches the baseline from the job artifacts API ----------------
+    with open(os.path.join(root, "gitlab-ci.yml"), encoding="utf-8") as f:
+        gl = yaml.safe_load(f)
+    check_eq(gl["phantora-baseline"]["rules"], [{"if": "$CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH"}],
+             "gitlab: the baseline comes from the default branch")
+    check("runs/ci/report.json" in gl["phantora-baseline"]["artifacts"]["paths"],
+          "gitlab: the baseline job keeps report.json")
+    for flag in gl["variables"]["CLUSTER"].split():
+        if flag.startswith("--"):
+            check(flag in helptext, f"gitlab: CLUSTER's {flag} is a phantora run option")
+    work = os.path.join(ARGS.work, "ci_gitlab")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    # The artifacts archive as GitLab serves it: the job's paths inside a zip.
+    archive = os.path.join(work, "artifacts.zip")
+    with zipfile.ZipFile(archive, "w") as z:
+        z.write(os.path.join(ARGS.work, "ci_github", "baseline", "report.json"),
+                "runs/ci/report.json")
+    served = {"archive": None}
+    requests = []
+
+    class Api(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            requests.append((self.path, self.headers.get("JOB-TOKEN")))
+            if (self.path == "/api/v4/projects/42/jobs/artifacts/main/download?job=phantora-baseline"
+                    and self.headers.get("JOB-TOKEN") == "job-token" and served["archive"]):
+                with open(served["archive"], "rb") as f:
+                    body = f.read()
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+            else:
+                self.send_error(404)
+
+        def log_message(self, *a):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Api)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    env = {k: str(v) for k, v in gl["variables"].items() if k.startswith("MAX_")}
+    env.update({"CI_API_V4_URL": f"http://127.0.0.1:{server.server_port}/api/v4",
+                "CI_PROJECT_ID": "42", "CI_DEFAULT_BRANCH": "main", "CI_JOB_TOKEN": "job-token"})
+    env.pop("BASELINE_READ_TOKEN", None)
+    script = "\n".join(gl["phantora-gate"]["script"])
+    try:
+        first = gate(script, work, f"{alloc} 100 220", env)
+        check_eq(first.returncode, 0, "gitlab: without a baseline (404) the run passes")
+        check("no baseline yet" in first.stdout, "gitlab: and says there is no baseline yet")
+        served["archive"] = archive
+        grown = gate(script, work, f"{alloc} 100 220", env)
+        check_eq(grown.returncode, 3, "gitlab: a GPU's memory +10% fails the job (exit 3)")
+        check("+10.00% on GPU 1 (host 0, device 1) (limit +5.00%): REGRESSION" in grown.stderr,
+              "gitlab: the failing job names the GPU")
+        same = gate(script, work, f"{alloc} 100 200", env)
+        check_eq(same.returncode, 0, "gitlab: an unchanged run passes the gate")
+    finally:
+        server.shutdown()
+    check(requests and all(r == ("/api/v4/projects/42/jobs/artifacts/main/download"
+                                 "?job=phantora-baseline", "job-token") for r in requests),
+          f"gitlab: the artifacts API is asked for the baseline job's archive ({requests})")
+
+
 def case_bad_cli():
     work = os.path.join(ARGS.work, "bad_cli")
     shutil.rmtree(work, ignore_errors=True)
