@@ -175,7 +175,11 @@ int run_tee(const std::filesystem::path& log, const std::vector<std::string>& fd
       if (n <= 0) {
         ::close(s.fd);
         s.fd = -1;
-        if (s.target == kStatus && status_shown) write_all(STDERR_FILENO, status.finish());
+        // phantora is done with the line: erased, and not drawn again under the job's last
+        // output.
+        if (s.target == kStatus && status_shown) {
+          write_all(STDERR_FILENO, status.update("", terminal_columns()));
+        }
         continue;
       }
       s.partial.append(buf, static_cast<size_t>(n));
