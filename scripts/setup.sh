@@ -10,6 +10,8 @@ PACKAGES=(cmake g++ make python3 python3-venv binutils libboost-dev libboost-sys
           libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev clang-format clang
           libclang-rt-14-dev
           gnuplot-nox  # draws `phantora sweep`'s PNG plots
+          chromium     # opens the sweep's page in a browser (tests/tools/sweep_browser_check.py)
+          python3-yaml # reads the CI templates (tests/integration/check.py, case ci_templates)
           munge slurmctld slurmd slurm-client)  # a one-machine Slurm for tests/cluster/slurm_check.py
 
 missing=()

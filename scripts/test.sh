@@ -14,12 +14,21 @@ export PATH=/usr/local/cuda/bin:$PATH
 # As root (CI), the real-Slurm test must run, not skip (tests/cluster/slurm_check.py).
 if [ "$(id -u)" = 0 ]; then export PHANTORA_REQUIRE_SLURM=1; fi
 
+# What each build registered (<build>/tests/suites.txt, docs/testing.md). Under CI=true the
+# configuration has already failed if a suite is missing; this says which ones run.
+print_suites() {
+  echo "== test suites of $1 ($(cd "$1" && ctest -N | tail -1 | sed 's/^ *//'))"
+  awk -F'\t' '{ printf "  %-16s %s%s\n", $1, $2, ($3 == "" ? "" : ": " $3) }' "$1/tests/suites.txt"
+}
+
 echo "== sanitizer build (ASan + UBSan): unit, integration, NCCL and reliability tests"
 cmake -S . -B build-asan -DPHANTORA_SANITIZE=ON -DPHANTORA_BUILD_BENCH=OFF \
   -DPHANTORA_BUILD_FUZZERS=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build build-asan -j"$(nproc)"
+print_suites build-asan
 (cd build-asan && ctest -LE "pytorch|fuzz-smoke|slow" --output-on-failure -j"$(nproc)")
 
+print_suites build
 echo "== full test suite"
 cd build
 # "slow": the 10-run determinism check, run by hand (docs/reliability.md).

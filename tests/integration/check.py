@@ -15,6 +15,7 @@ import argparse
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -580,6 +581,294 @@ def case_whole_lines():
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     print(f"$ {' '.join(cmd)}\nrc={proc.returncode}\n{proc.stdout}{proc.stderr}")
     check_eq(proc.stdout, "True False True\n", "Python under phantora: line-buffered stdout/stderr")
+
+
+def case_memory_gate():
+    # alloc: MiB[d] on device d, nothing freed, so GPU d's peak is exactly that. The baseline has
+    # 100 and 200 MiB; 220 MiB on GPU 1 is +10.00 %, past a 5 % gate and within a 15 % one.
+    # No kernels: simulated time is 0 in every run, so the time gate passes throughout.
+    gates = ("--cpu-time", "zero", "--gpus-per-host", "2")
+    base = run("mem_base", "alloc", "100", "200", flags=gates)
+    check_eq([g["peak_memory_bytes"] for g in base.report["gpus"]], [100 << 20, 200 << 20],
+             "baseline: peak memory per GPU")
+    same = run("mem_same", "alloc", "100", "200",
+               flags=gates + ("--baseline", base.out_dir, "--max-memory-growth", "5%"))
+    check_eq(same.rc, 0, "identical run against its baseline: exit status")
+    check("peak memory per GPU: +0.00% on GPU 0 (host 0, device 0) (limit +5.00%): ok"
+          in same.stderr, "identical run: the memory gate says ok")
+    grown = run("mem_grown", "alloc", "100", "220",
+                flags=gates + ("--baseline", base.out_dir, "--max-memory-growth", "5%"),
+                expect_ok=False)
+    check_eq(grown.rc, 3, "GPU 1 +10% against a 5% memory gate: exit status")
+    check("peak memory per GPU: +10.00% on GPU 1 (host 0, device 1) (limit +5.00%): REGRESSION"
+          in grown.stderr, "the memory regression names GPU 1 and its growth")
+    check("  GPU 1 (host 0, device 1): 200.000 MiB -> 220.000 MiB (+10.00%)" in grown.stderr,
+          "the grown GPU is listed with both peaks")
+    check("GPU 0 (host 0, device 0):" not in grown.stderr, "GPU 0, unchanged, is not listed")
+    check("step time" not in grown.stderr and "simulated time +0.00%" in grown.stderr,
+          "the time gate still passes (no kernels, no time)")
+    loose = run("mem_loose", "alloc", "100", "220",
+                flags=gates + ("--baseline", base.out_dir, "--max-memory-growth", "15%"))
+    check_eq(loose.rc, 0, "GPU 1 +10% against a 15% memory gate: exit status")
+    shrunk = run("mem_shrunk", "alloc", "50", "200",
+                 flags=gates + ("--baseline", base.out_dir, "--max-memory-growth", "0"))
+    check_eq(shrunk.rc, 0, "less memory passes even a 0% gate")
+    # Without --max-memory-growth the gate is off: the grown run passes the time gate alone.
+    off = run("mem_off", "alloc", "100", "220", flags=gates + ("--baseline", base.out_dir))
+    check_eq(off.rc, 0, "no memory gate unless asked for")
+    check("peak memory per GPU" not in off.stderr, "no memory verdict unless asked for")
+    # `phantora report A B --max-memory-growth` says the same.
+    proc = subprocess.run([ARGS.phantora, "report", base.out_dir, grown.out_dir,
+                           "--max-memory-growth", "5%"], capture_output=True, text=True,
+                          timeout=30)
+    check_eq(proc.returncode, 3, "phantora report --max-memory-growth 5%: exit status")
+    check("GPU 1 (host 0, device 1): 200.000 MiB -> 220.000 MiB" in proc.stdout,
+          "phantora report names the GPU")
+    # The gate needs a baseline; a bad percentage is named. Nothing runs, nothing is written.
+    for flags, words in ((("--max-memory-growth", "5%"), ["--max-memory-growth", "--baseline"]),
+                         (("--baseline", base.out_dir, "--max-memory-growth", "lots"),
+                          ["'lots' is not a percentage"])):
+        out = os.path.join(ARGS.work, "mem_refused")
+        shutil.rmtree(out, ignore_errors=True)
+        proc = subprocess.run([ARGS.phantora, "run", "--out", out, *flags, "--",
+                               os.path.join(ARGS.programs, "alloc"), "1"],
+                              capture_output=True, text=True, timeout=30)
+        check_eq(proc.returncode, 2, f"{flags}: exit status")
+        for w in words:
+            check(w in proc.stderr, f"{flags}: the error names {w!r}: {proc.stderr.strip()!r}")
+        check(not os.path.exists(out), f"{flags}: nothing written")
+
+
+def run_on_terminal(cmd, timeout=60, columns=200):
+    """Runs `cmd` with stdin, stdout and stderr on a new pseudo-terminal `columns` wide, as from
+    a user's shell; returns (exit status, everything written to the terminal)."""
+    import fcntl
+    import pty
+    import select
+    import struct
+    import termios
+    import time
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execvp(cmd[0], cmd)
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+    out = bytearray()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if select.select([fd], [], [], 0.5)[0]:
+            try:
+                data = os.read(fd, 65536)
+            except OSError:  # EIO: every process holding the terminal has gone
+                break
+            if not data:
+                break
+            out += data
+    else:
+        os.kill(pid, 9)
+    _, status = os.waitpid(pid, 0)
+    os.close(fd)
+    return os.waitstatus_to_exitcode(status), out.decode(errors="replace")
+
+
+PROGRESS = re.compile(r"phantora: sim ([\d.]+) (ns|us|ms|s) \| steps (\d+)/4"
+                      r"(?: \(last ([\d.]+) ms\))? \| ranks (\d+) \| wall (\d+):(\d\d)"
+                      r"(?: \| ETA (\d+):(\d\d))?")
+
+
+def case_progress_terminal():
+    # paced_steps: 4 steps of 100 x `step` (12.5 us) = 1.250 ms each by the events, 0.7 s of real
+    # sleep after each: ~3 s of wall time, so the line (redrawn every 0.25 s) shows every stage.
+    out = os.path.join(ARGS.work, "progress_tty")
+    shutil.rmtree(out, ignore_errors=True)
+    job = [os.path.join(ARGS.programs, "paced_steps"), "4", "700"]
+    cmd = [ARGS.phantora, "run", "--out", out, *zero("--expect-steps", "4"), "--", *job]
+    rc, text = run_on_terminal(cmd)
+    print(f"$ {' '.join(cmd)}  (on a terminal)\nrc={rc}\n{text!r}")
+    check_eq(rc, 0, "on a terminal: exit status")
+    # The terminal sees pieces separated by "erase the line": status lines and the job's lines.
+    pieces = text.split("\r\x1b[K")
+    frames = [p for p in pieces if p.startswith("phantora: sim ")]
+    parsed = [PROGRESS.fullmatch(f) for f in frames]
+    check(len(frames) >= 4, f"the progress line was drawn as the job went ({len(frames)} times)")
+    check(all(parsed), f"every progress line has the documented form: {frames}")
+    parsed = [m for m in parsed if m]
+    steps = [int(m.group(3)) for m in parsed]
+    check(steps == sorted(steps) and steps[-1:] == [4], f"steps seen only grow, to 4/4: {steps}")
+    for m in parsed:
+        n, eta = int(m.group(3)), m.group(8) is not None
+        # The time left needs the pace between two step lines, and is gone once all are seen.
+        check(eta == (n in (2, 3)), f"'{m.group(0)}': an ETA exactly when 2 or 3 steps are seen")
+        if n >= 1:
+            check_eq(m.group(4), "1.250", f"'{m.group(0)}': the last step's printed time")
+            check_eq(m.group(5), "1", f"'{m.group(0)}': one process, the job's one rank")
+        if eta:
+            left = int(m.group(8)) * 60 + int(m.group(9))
+            # 0.7 s and a little per step: at most 2 steps to go is under 3 s (shown rounded down).
+            check(left <= 3, f"'{m.group(0)}': time left for {4 - n} step(s) of ~0.7 s")
+    with open(os.path.join(out, "report.json"), encoding="utf-8") as f:
+        report = json.load(f)
+    last = parsed[-1] if parsed else None
+    if last:
+        # By its last drawing the line has caught up with the simulation: the run's end, 4 steps
+        # of 4 + 1250 us (launch latency, then the kernels back to back) = 5.016 ms.
+        check_eq(f"{last.group(1)} {last.group(2)}",
+                 f"{report['simulated_time_s'] * 1e3:.3f} ms", "the last line's simulated time")
+        check_eq(f"{report['simulated_time_s'] * 1e3:.3f}", "5.016", "simulated end")
+    # The job's lines reach the terminal whole, each on a line of its own: after the end of the
+    # previous line, or after the progress line was erased.
+    for i in range(1, 5):
+        check(re.search(rf"(\r\n|\r\x1b\[K)step {i}/4 \| step time 1\.250 ms\r\n", text),
+              f"the job's line 'step {i}/4' is intact on the terminal")
+    # The line is erased at the end: what follows the last erase is phantora's summary.
+    check(not pieces[-1].startswith("phantora: sim ") and "simulated" in pieces[-1],
+          f"the progress line is gone before the summary: {pieces[-1][:200]!r}")
+
+    # Not on a terminal (a pipe, as in CI), or with --quiet: no progress line at all.
+    piped_out = os.path.join(ARGS.work, "progress_piped")
+    shutil.rmtree(piped_out, ignore_errors=True)
+    piped = subprocess.run([ARGS.phantora, "run", "--out", piped_out, *zero("--expect-steps", "2"),
+                            "--", os.path.join(ARGS.programs, "paced_steps"), "2", "300"],
+                           capture_output=True, text=True, timeout=60)
+    print(f"(piped) rc={piped.returncode}\n{piped.stderr}")
+    check_eq(piped.returncode, 0, "stderr a pipe: exit status")
+    check("phantora summary" in piped.stderr, "stderr a pipe: the summary is there (not --quiet)")
+    check("\x1b[K" not in piped.stderr and "phantora: sim " not in piped.stderr,
+          "stderr a pipe: no progress line")
+    quiet_out = os.path.join(ARGS.work, "progress_quiet")
+    shutil.rmtree(quiet_out, ignore_errors=True)
+    rc, text = run_on_terminal([ARGS.phantora, "run", "--quiet", "--out", quiet_out, *zero(), "--",
+                                os.path.join(ARGS.programs, "paced_steps"), "2", "300"])
+    check_eq(rc, 0, "--quiet on a terminal: exit status")
+    check("\x1b[K" not in text and "phantora: sim " not in text, "--quiet: no progress line")
+
+
+def template_script(text):
+    """A CI template's shell script, run here: with this build's phantora in place of the
+    template's /opt/phantora."""
+    return text.replace("/opt/phantora/build/tools/phantora", ARGS.phantora)
+
+
+def case_ci_templates():
+    # examples/ci's workflows, their gate scripts run here with the memory gate's job (alloc:
+    # 100 and 200 MiB on 2 GPUs; 220 MiB is +10 %, past the templates' 5 %): the first run of a
+    # pipeline has no baseline and passes; the regression fails the pipeline with exit 3 naming
+    # the GPU; an unchanged run passes.
+    import http.server
+    import threading
+    import yaml
+    import zipfile
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "ci")
+    alloc = os.path.join(ARGS.programs, "alloc")
+    cluster = "--hosts 1 --gpus-per-host 2 --cpu-time zero"
+    helptext = subprocess.run([ARGS.phantora, "run", "--help"], capture_output=True, text=True,
+                              timeout=30).stdout
+
+    def gate(script, cwd, job, env):
+        full = {**os.environ, **env, "CLUSTER": cluster, "JOB": job}
+        proc = subprocess.run(["bash", "-euo", "pipefail", "-c", template_script(script)],
+                              cwd=cwd, env=full, capture_output=True, text=True, timeout=60)
+        print(f"$ (template script) JOB={job}\nrc={proc.returncode}\n{proc.stdout}{proc.stderr}")
+        return proc
+
+    # --- GitHub Actions ------------------------------------------------------------------
+    with open(os.path.join(root, "github-actions.yml"), encoding="utf-8") as f:
+        gh = yaml.safe_load(f)
+    on = gh.get("on", gh.get(True))  # YAML 1.1 reads a bare `on` as true
+    check_eq(on["push"]["branches"], ["main"], "github: the baseline comes from pushes to main")
+    check("pull_request" in on, "github: pull requests are gated")
+    for flag in gh["env"]["CLUSTER"].split():
+        if flag.startswith("--"):
+            check(flag in helptext, f"github: CLUSTER's {flag} is a phantora run option")
+    steps = {s.get("name"): s for s in gh["jobs"]["simulate"]["steps"]}
+    find = steps["Find the baseline"]["with"]["script"]
+    check("workflow_id: 'phantora-gate.yml'" in find and ".github/workflows/phantora-gate.yml"
+          in open(os.path.join(root, "github-actions.yml"), encoding="utf-8").read(),
+          "github: the baseline is looked up under the file name the header tells to use")
+    download = steps["Download the baseline"]["with"]
+    upload = steps["Keep the run as the new baseline (main)"]
+    check(download["name"] == upload["with"]["name"] == "phantora-baseline",
+          "github: the gate downloads the artifact main uploads")
+    check("runs/ci/report.json" in upload["with"]["path"] and download["path"] == "baseline",
+          "github: report.json lands in baseline/ (the artifact keeps paths below runs/ci)")
+    script = steps["Simulate, and gate against the baseline"]["run"]
+    env = {k: str(v) for k, v in gh["env"].items() if k.startswith("MAX_")}
+    work = os.path.join(ARGS.work, "ci_github")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    first = gate(script, work, f"{alloc} 100 200", env)
+    check_eq(first.returncode, 0, "github: without a baseline the run passes")
+    os.makedirs(os.path.join(work, "baseline"))
+    shutil.copy(os.path.join(work, "runs", "ci", "report.json"), os.path.join(work, "baseline"))
+    grown = gate(script, work, f"{alloc} 100 220", env)
+    check_eq(grown.returncode, 3, "github: a GPU's memory +10% fails the step (exit 3)")
+    check("+10.00% on GPU 1 (host 0, device 1) (limit +5.00%): REGRESSION" in grown.stderr,
+          "github: the failing step names the GPU")
+    same = gate(script, work, f"{alloc} 100 200", env)
+    check_eq(same.returncode, 0, "github: an unchanged run passes the gate")
+    check("limit +2.00%): ok" in same.stderr and "(limit +5.00%): ok" in same.stderr,
+          "github: both gates ran and passed")
+
+    # --- GitLab CI: the gate fetches the baseline from the job artifacts API ----------------
+    with open(os.path.join(root, "gitlab-ci.yml"), encoding="utf-8") as f:
+        gl = yaml.safe_load(f)
+    check_eq(gl["phantora-baseline"]["rules"], [{"if": "$CI_COMMIT_BRANCH == $CI_DEFAULT_BRANCH"}],
+             "gitlab: the baseline comes from the default branch")
+    check("runs/ci/report.json" in gl["phantora-baseline"]["artifacts"]["paths"],
+          "gitlab: the baseline job keeps report.json")
+    for flag in gl["variables"]["CLUSTER"].split():
+        if flag.startswith("--"):
+            check(flag in helptext, f"gitlab: CLUSTER's {flag} is a phantora run option")
+    work = os.path.join(ARGS.work, "ci_gitlab")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    # The artifacts archive as GitLab serves it: the job's paths inside a zip.
+    archive = os.path.join(work, "artifacts.zip")
+    with zipfile.ZipFile(archive, "w") as z:
+        z.write(os.path.join(ARGS.work, "ci_github", "baseline", "report.json"),
+                "runs/ci/report.json")
+    served = {"archive": None}
+    requests = []
+
+    class Api(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            requests.append((self.path, self.headers.get("JOB-TOKEN")))
+            if (self.path == "/api/v4/projects/42/jobs/artifacts/main/download?job=phantora-baseline"
+                    and self.headers.get("JOB-TOKEN") == "job-token" and served["archive"]):
+                with open(served["archive"], "rb") as f:
+                    body = f.read()
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+            else:
+                self.send_error(404)
+
+        def log_message(self, *a):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Api)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    env = {k: str(v) for k, v in gl["variables"].items() if k.startswith("MAX_")}
+    env.update({"CI_API_V4_URL": f"http://127.0.0.1:{server.server_port}/api/v4",
+                "CI_PROJECT_ID": "42", "CI_DEFAULT_BRANCH": "main", "CI_JOB_TOKEN": "job-token"})
+    env.pop("BASELINE_READ_TOKEN", None)
+    script = "\n".join(gl["phantora-gate"]["script"])
+    try:
+        first = gate(script, work, f"{alloc} 100 220", env)
+        check_eq(first.returncode, 0, "gitlab: without a baseline (404) the run passes")
+        check("no baseline yet" in first.stdout, "gitlab: and says there is no baseline yet")
+        served["archive"] = archive
+        grown = gate(script, work, f"{alloc} 100 220", env)
+        check_eq(grown.returncode, 3, "gitlab: a GPU's memory +10% fails the job (exit 3)")
+        check("+10.00% on GPU 1 (host 0, device 1) (limit +5.00%): REGRESSION" in grown.stderr,
+              "gitlab: the failing job names the GPU")
+        same = gate(script, work, f"{alloc} 100 200", env)
+        check_eq(same.returncode, 0, "gitlab: an unchanged run passes the gate")
+    finally:
+        server.shutdown()
+    check(requests and all(r == ("/api/v4/projects/42/jobs/artifacts/main/download"
+                                 "?job=phantora-baseline", "job-token") for r in requests),
+          f"gitlab: the artifacts API is asked for the baseline job's archive ({requests})")
 
 
 def case_bad_cli():

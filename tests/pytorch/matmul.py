@@ -14,8 +14,11 @@ with torch.autocast("cuda", dtype=torch.bfloat16):
     out = lin(x)
 assert out.dtype == torch.bfloat16
 
-# 2*8192^3 flops in bf16: the event time is the cost model's GEMM time, at most the dense
-# bf16 peak of an H100 SXM (989 TFLOP/s) and not slower than a tenth of it.
+# 2*8192^3 flops in bf16: the event time is the GEMM's simulated time, which must be what an
+# H100 SXM achieves at best: 792.1 TFLOP/s, the highest cuBLAS bf16 rate a shape search found
+# (S. Bekman, "Machine Learning Engineering Open Book", compute/accelerator, "Maximum
+# Achievable Matmul FLOPS"), 80.1 % of the 989 TFLOP/s dense peak. Within -1 % / +3 %: the
+# events bracket the GEMM alone.
 n = 8192
 a = torch.empty(n, n, device="cuda", dtype=torch.bfloat16)
 b = torch.empty(n, n, device="cuda", dtype=torch.bfloat16)
@@ -25,8 +28,8 @@ a @ b
 end.record()
 end.synchronize()
 ms = start.elapsed_time(end)
-ideal_ms = 2 * n**3 / 989e12 * 1e3
-print(f"bf16 {n}^3 gemm: {ms:.3f} ms (peak-rate time {ideal_ms:.3f} ms)")
-assert ideal_ms * 0.99 <= ms <= ideal_ms * 10, ms
+achievable_ms = 2 * n**3 / 792.1e12 * 1e3
+print(f"bf16 {n}^3 gemm: {ms:.3f} ms (at the best measured rate {achievable_ms:.3f} ms)")
+assert achievable_ms * 0.99 <= ms <= achievable_ms * 1.03, ms
 torch.cuda.synchronize()
 print("matmul ok")

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "memory_gate.hpp"
 #include "report_compare.hpp"
 
 using namespace phantora::tools;
@@ -54,4 +55,52 @@ TEST(ReportCompare, Percentages) {
   EXPECT_THROW(parse_percent("abc"), std::invalid_argument);
   EXPECT_THROW(parse_percent("-1%"), std::invalid_argument);
   EXPECT_THROW(parse_percent("2%%"), std::invalid_argument);
+}
+
+namespace {
+
+// A report with these peak memories, GPU i on host i / 2, device i % 2.
+json with_peaks(std::initializer_list<double> peaks) {
+  json gpus = json::array();
+  int i = 0;
+  for (double p : peaks) {
+    gpus.push_back({{"gpu", i}, {"host", i / 2}, {"device", i % 2}, {"peak_memory_bytes", p}});
+    ++i;
+  }
+  return {{"schema", "phantora.report/1"}, {"gpus", gpus}};
+}
+
+}  // namespace
+
+TEST(MemoryGate, NamesTheGpusThatGrewPastTheLimit) {
+  const double gib = 1 << 30;
+  // GPU 1: 8 -> 9 GiB is +12.5 %; GPU 3: 4 -> 4.3 GiB is +7.5 %; GPU 2 shrank; GPU 0 the same.
+  const json base = with_peaks({8 * gib, 8 * gib, 6 * gib, 4 * gib});
+  const json cur = with_peaks({8 * gib, 9 * gib, 5 * gib, 4.3 * gib});
+  const MemoryGate gate = check_memory_growth(base, cur, 0.05);
+  ASSERT_EQ(gate.gpus.size(), 4u);
+  ASSERT_EQ(gate.grown.size(), 2u);
+  EXPECT_EQ(gate.grown[0].name, "GPU 1 (host 0, device 1)");  // the largest growth first
+  EXPECT_EQ(gate.grown[1].name, "GPU 3 (host 1, device 1)");
+  const std::string text = format_memory_gate(gate, 0.05);
+  EXPECT_EQ(text,
+            "peak memory per GPU: +12.50% on GPU 1 (host 0, device 1) (limit +5.00%): REGRESSION\n"
+            "  GPU 1 (host 0, device 1): 8.000 GiB -> 9.000 GiB (+12.50%)\n"
+            "  GPU 3 (host 1, device 1): 4.000 GiB -> 4.300 GiB (+7.50%)\n");
+  // A 10 % limit lets GPU 3 through but not GPU 1; 12.5 % exactly is not above a 12.5 % limit.
+  EXPECT_EQ(check_memory_growth(base, cur, 0.10).grown.size(), 1u);
+  EXPECT_FALSE(check_memory_growth(base, cur, 0.125).regression());
+}
+
+TEST(MemoryGate, IdenticalRunsPassAndNewGpusFail) {
+  const json base = with_peaks({100, 300});
+  const MemoryGate same = check_memory_growth(base, base, 0);
+  EXPECT_FALSE(same.regression());
+  EXPECT_EQ(format_memory_gate(same, 0),
+            "peak memory per GPU: +0.00% on GPU 0 (host 0, device 0) (limit +0.00%): ok\n");
+  // A GPU the baseline did not have (another cluster shape) grew from nothing: past any limit.
+  const MemoryGate wider = check_memory_growth(base, with_peaks({100, 300, 50}), 10.0);
+  ASSERT_EQ(wider.grown.size(), 1u);
+  EXPECT_EQ(wider.grown[0].name, "GPU 2 (host 1, device 0)");
+  EXPECT_NE(format_memory_gate(wider, 10.0).find("new on GPU 2"), std::string::npos);
 }

@@ -57,13 +57,16 @@ check(eff[(1, 48.5)] == 1.0 and eff[(1, 5.0)] == 1.0, "the smallest point of a s
 md = open(os.path.join(out, "summary.md"), encoding="utf-8").read()
 check(md.count("\n| h") == 6 and "failed:" in md, "summary.md has every point")
 html = open(os.path.join(out, "index.html"), encoding="utf-8").read()
-check(html.count("<svg") == 3 and "<table>" in html, "index.html: table and three charts")
 if shutil.which("gnuplot"):
+    # The page shows gnuplot's PNGs (sweep_browser_check.py opens it in a browser).
+    check(html.count('src="data:image/png;base64,') == 3 and "<table>" in html,
+          "index.html: table and the three PNG charts")
     for name in ("step_time", "throughput_per_gpu", "scaling_efficiency"):
         with open(os.path.join(out, f"{name}.png"), "rb") as f:
             check(f.read(8) == b"\x89PNG\r\n\x1a\n", f"{name}.png is a PNG")
 else:
     check("gnuplot is not installed" in proc.stderr, "without gnuplot the sweep says so")
+    check(html.count("<svg") == 3 and "<table>" in html, "index.html: table and three SVG charts")
 
 # Bad input is refused before anything runs.
 bad = subprocess.run([phantora, "sweep", "--hosts", "1,x", "--out", os.path.join(work, "bad"),

@@ -1,6 +1,7 @@
 // phantora sweep's pure pieces: axes to points, placeholders, the sweep file, the table's
-// derived columns and the SVG charts.
+// derived columns, the SVG charts and the page that shows the PNGs.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -162,6 +163,37 @@ TEST(SweepPlots, ChartsHaveOneCurvePerSeries) {
   const std::string html = sweep_html(r, "steps", "title <&>");
   EXPECT_NE(html.find("title &lt;&amp;&gt;"), std::string::npos);
   EXPECT_EQ(html.find("<script"), std::string::npos);  // self-contained, nothing to fetch
+  size_t svgs = 0;
+  for (size_t at = 0; (at = html.find("<svg", at)) != std::string::npos; ++at) ++svgs;
+  EXPECT_EQ(svgs, 3u);  // without PNGs the page draws its own charts
+}
+
+TEST(SweepPlots, PageShowsThePngsEmbedded) {
+  // Stand-ins for gnuplot's files: "M", "Ma" and "Man" are base64 "TQ==", "TWE=" and "TWFu"
+  // (RFC 4648's padding cases).
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("phantora-sweep-png-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const char* contents[] = {"M", "Ma", "Man"};
+  for (size_t i = 0; i < std::size(kSweepCharts); ++i) {
+    std::ofstream(dir / (std::string(kSweepCharts[i].stem) + ".png")) << contents[i];
+  }
+  const std::vector<PointResult> r = {ok_point(1, 0.1, "a"), ok_point(2, 0.06, "a")};
+  const std::string html = sweep_html(r, "tokens", "t", dir);
+  EXPECT_EQ(html.find("<svg"), std::string::npos);
+  EXPECT_NE(
+      html.find("id=\"step_time\" alt=\"Step time (ms against GPUs)\" style=\"max-width:100%\" "
+                "src=\"data:image/png;base64,TQ==\""),
+      std::string::npos)
+      << html;
+  EXPECT_NE(html.find("alt=\"Throughput per GPU (tokens/s per GPU against GPUs)\""),
+            std::string::npos);
+  EXPECT_NE(html.find("base64,TWE=\""), std::string::npos);
+  EXPECT_NE(html.find("base64,TWFu\""), std::string::npos);
+  // A PNG that is not there is an error, not an empty picture.
+  std::filesystem::remove(dir / "scaling_efficiency.png");
+  EXPECT_THROW(sweep_html(r, "tokens", "t", dir), std::runtime_error);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(SweepPlan, RepresentedReplicasAreAnAxis) {

@@ -60,6 +60,10 @@ std::optional<std::string> Daemon::failure() const {
   return failure_;
 }
 
+void Daemon::post(std::function<void(const sim::Simulation&)> fn) {
+  asio::post(io_, [this, fn = std::move(fn)] { fn(*simulation_); });
+}
+
 void Daemon::stop(std::chrono::milliseconds grace) {
   if (stopped_) return;
   stopped_ = true;

@@ -51,6 +51,9 @@ class Daemon {
   // this the simulation may be finished. Idempotent.
   void stop(std::chrono::milliseconds grace);
   sim::Simulation& simulation() { return *simulation_; }
+  // Runs `fn` on the daemon's thread, where the simulation may be read while it runs (the
+  // progress line's figures). Returns at once; after stop() `fn` is never run.
+  void post(std::function<void(const sim::Simulation&)> fn);
 
  private:
   std::filesystem::path private_dir_;

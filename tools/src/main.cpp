@@ -10,6 +10,7 @@
 #include "host_environment.hpp"
 #include "job_output.hpp"
 #include "numeric_options.hpp"
+#include "memory_gate.hpp"
 #include "phantora/kernels/data_error.hpp"
 #include "phantora/kernels/gpu_catalog.hpp"
 #include "phantora/netmodel/gpu_systems.hpp"
@@ -127,6 +128,15 @@ int main(int argc, char** argv) {
   std::string max_slowdown = "2%";
   run_cmd->add_option("--max-slowdown", max_slowdown,
                       "Allowed slowdown against --baseline, e.g. 2% (default)");
+  std::string max_memory_growth;
+  run_cmd->add_option("--max-memory-growth", max_memory_growth,
+                      "With --baseline: exit 3 and name the GPU when a GPU's peak memory is above "
+                      "the baseline's by more than this, e.g. 5% (default: not checked)");
+  run_cmd
+      ->add_option("--expect-steps", run.expect_steps,
+                   "How many step-time lines the job will print: the progress line on a "
+                   "terminal then estimates the time left (default: no estimate)")
+      ->check(CLI::PositiveNumber);
   run_cmd
       ->add_option("--launcher", run.launcher,
                    "Who starts the hosts' commands: local (here), slurm (one srun across the "
@@ -217,6 +227,10 @@ int main(int argc, char** argv) {
   report_cmd->add_option("current", report_b, "report.json or run directory")->required();
   report_cmd->add_option("--max-slowdown", report_max_slowdown,
                          "Exit 3 when the second run is slower than the first by more, e.g. 2%");
+  std::string report_max_memory_growth;
+  report_cmd->add_option("--max-memory-growth", report_max_memory_growth,
+                         "Exit 3 when a GPU's peak memory in the second run is above the first's "
+                         "by more, e.g. 5%");
   phantora::tools::DbCommand db_cmd(app);
   phantora::tools::SweepCommand sweep_cmd(app);
 
@@ -266,16 +280,28 @@ int main(int argc, char** argv) {
     }
     if (*report_cmd) {
       namespace t = phantora::tools;
-      const auto cmp = t::compare_reports(t::load_report(report_a), t::load_report(report_b));
+      // Limits are checked before anything is printed; -1: not asked for (parse_percent
+      // refuses negative ones).
+      const double slowdown_limit =
+          report_max_slowdown.empty() ? -1 : t::parse_percent(report_max_slowdown);
+      const double memory_limit =
+          report_max_memory_growth.empty() ? -1 : t::parse_percent(report_max_memory_growth);
+      const nlohmann::json a = t::load_report(report_a), b = t::load_report(report_b);
+      const auto cmp = t::compare_reports(a, b);
       std::cout << t::format_comparison(cmp, report_a, report_b);
-      if (!report_max_slowdown.empty() &&
-          cmp.headline.relative() > t::parse_percent(report_max_slowdown)) {
-        return t::kRegressionExit;
+      bool regression = slowdown_limit >= 0 && cmp.headline.relative() > slowdown_limit;
+      if (memory_limit >= 0) {
+        const t::MemoryGate memory = t::check_memory_growth(a, b, memory_limit);
+        std::cout << t::format_memory_gate(memory, memory_limit);
+        regression = regression || memory.regression();
       }
-      return 0;
+      return regression ? t::kRegressionExit : 0;
     }
     if (*serve_cmd) return phantora::tools::serve_command(serve);
     run.max_slowdown = phantora::tools::parse_percent(max_slowdown);
+    if (!max_memory_growth.empty()) {
+      run.max_memory_growth = phantora::tools::parse_percent(max_memory_growth);
+    }
     return phantora::tools::run_command(run);
   } catch (const std::exception& e) {
     fmt::print(stderr, "phantora: error: {}\n", e.what());

@@ -16,6 +16,7 @@
 #include "k8s_manifests.hpp"
 #include "launcher.hpp"
 #include "run_outputs.hpp"
+#include "run_progress.hpp"
 #include "run_setup.hpp"
 #include "run_token.hpp"
 #include "shim_location.hpp"
@@ -89,7 +90,9 @@ int run_command(const RunOptions& o) {
   std::filesystem::create_directories(o.out);
 
   run.config.token = token;
-  Daemon daemon(run, listen);
+  // Before the daemon: it tells the progress line who connects, until it stops.
+  RunProgress progress(RunProgress::wanted(o), run.scanner, o.out / "job.log", o.expect_steps);
+  Daemon daemon(run, listen, progress.observer());
   DaemonContact contact{daemon.socket(), ""};
   if (listen) {
     contact.address = rank_address(*listen, daemon.tcp_port(), o.advertise, slurm);
@@ -131,6 +134,7 @@ int run_command(const RunOptions& o) {
     l.stderr_fd = pipes.stderr_write;
     launches.push_back(std::move(l));
   }
+  if (progress.active()) job_output.add_status_line();
   job_output.start(std::filesystem::read_symlink("/proc/self/exe"));
   if (!o.quiet) {
     const sim::SimulationConfig& config = run.config;
@@ -159,10 +163,13 @@ int run_command(const RunOptions& o) {
   std::string launch_error;
   try {
     // The daemon reports a job that cannot go on (collectives that disagree); the launcher
-    // polls for it and stops the job.
+    // polls for it and stops the job. The poll also keeps the progress line up to date.
     launched = launch_and_wait(
         launches, o.timeout_s ? std::optional(std::chrono::seconds(*o.timeout_s)) : std::nullopt,
-        [&daemon] { return daemon.failure(); });
+        [&] {
+          progress.tick(daemon, job_output);
+          return daemon.failure();
+        });
   } catch (const std::exception& e) {
     launch_error = e.what();
   }

@@ -38,6 +38,11 @@ struct RunOptions {
   // Regression gate: compare with this report and fail past max_slowdown (a fraction).
   std::optional<std::filesystem::path> baseline;
   double max_slowdown = 0.02;
+  // Memory gate beside it: fail when a GPU's peak memory grew by more (a fraction); unset: off.
+  std::optional<double> max_memory_growth;
+  // How many step lines the job will print, for the progress line's estimate of time left
+  // (run_progress.hpp); unset: no estimate.
+  std::optional<int> expect_steps;
   std::vector<std::string> command;
 
   // How the hosts' commands are started (docs/cluster-launch.md): "local" (processes here),

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "memory_gate.hpp"
 #include "phantora/kernels/cost_model.hpp"
 #include "report_compare.hpp"
 #include "step_times.hpp"
@@ -65,8 +66,15 @@ int write_outputs(const RunOptions& o, const PreparedRun& run, sim::Simulation& 
     fmt::print(stderr, "phantora: against baseline {}: {} {:+.2f}% (limit +{:.2f}%){}\n",
                o.baseline->string(), cmp.headline.name, 100 * change, 100 * o.max_slowdown,
                slower ? ": REGRESSION" : ": ok");
-    if (slower || !o.quiet) std::cerr << format_comparison(cmp, "baseline", "this run");
-    if (slower && outcome.exit_code == 0) return kRegressionExit;
+    bool grew = false;
+    if (o.max_memory_growth) {
+      const MemoryGate memory = check_memory_growth(*run.baseline, report, *o.max_memory_growth);
+      fmt::print(stderr, "phantora: against baseline {}: {}", o.baseline->string(),
+                 format_memory_gate(memory, *o.max_memory_growth));
+      grew = memory.regression();
+    }
+    if (slower || grew || !o.quiet) std::cerr << format_comparison(cmp, "baseline", "this run");
+    if ((slower || grew) && outcome.exit_code == 0) return kRegressionExit;
   }
   return outcome.exit_code;
 }

@@ -14,7 +14,8 @@ namespace phantora::tools {
 
 // `simulation` must no longer be served (Daemon::stop). `job_log`: the job's output to read
 // step times from, if phantora saw it. Returns phantora's exit status: the outcome's, or
-// kRegressionExit for a successful run slower than the baseline allows.
+// kRegressionExit for a successful run slower than the baseline allows, or with a GPU whose peak
+// memory grew more than --max-memory-growth allows.
 int write_outputs(const RunOptions& options, const PreparedRun& run, sim::Simulation& simulation,
                   sim::RunOutcome outcome, const std::optional<std::filesystem::path>& job_log);
 

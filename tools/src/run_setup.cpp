@@ -125,6 +125,10 @@ PreparedRun prepare_run(const RunOptions& o) {
     throw std::invalid_argument("--launch-latency-us and --call-cost-us must not be negative");
   }
   p.gpu = &kernels::GpuCatalog::builtin().find(p.cluster.gpu);
+  if (o.max_memory_growth && !o.baseline) {
+    throw std::invalid_argument(
+        "--max-memory-growth goes with --baseline (the report to compare peak memory with)");
+  }
   if (o.baseline) p.baseline = load_report(*o.baseline);
   kernels::KernelTimes pinned;
   if (o.kernel_times) pinned = kernels::KernelTimes::from_csv(*o.kernel_times);

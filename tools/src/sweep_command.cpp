@@ -242,11 +242,13 @@ int SweepCommand::run() {
   sim::write_file_atomically(
       spec_.out / "summary.md",
       fmt::format("# phantora sweep\n\nWorkload: `{}`\n\n{}", command_line, table));
-  sim::write_file_atomically(
-      spec_.out / "index.html",
-      sweep_html(results, spec_.items_name, "phantora sweep: " + command_line));
+  // The PNGs first: the page shows them where gnuplot drew them.
   std::string why;
   const bool png = write_pngs(results, spec_.items_name, spec_.out, &why);
+  sim::write_file_atomically(
+      spec_.out / "index.html",
+      sweep_html(results, spec_.items_name, "phantora sweep: " + command_line,
+                 png ? std::optional(spec_.out) : std::nullopt));
   std::cout << table;
   fmt::print(stderr, "phantora sweep: {0}/summary.csv, {0}/summary.md, {0}/index.html{1}\n",
              spec_.out.string(),

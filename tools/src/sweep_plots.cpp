@@ -4,8 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <map>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -55,6 +59,23 @@ std::vector<double> ticks(double lo, double hi) {
   }
   std::vector<double> out;
   for (double v = std::ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) out.push_back(v);
+  return out;
+}
+
+// RFC 4648 base64, for the PNGs embedded in the page.
+std::string base64(const std::string& bytes) {
+  static constexpr char kDigits[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    const size_t n = std::min<size_t>(3, bytes.size() - i);
+    uint32_t v = 0;
+    for (size_t k = 0; k < 3; ++k) {
+      v = v << 8 | (k < n ? static_cast<unsigned char>(bytes[i + k]) : 0u);
+    }
+    for (size_t k = 0; k < 4; ++k) out += k <= n ? kDigits[(v >> (18 - 6 * k)) & 63] : '=';
+  }
   return out;
 }
 
@@ -170,8 +191,13 @@ SweepCharts sweep_charts(const std::vector<PointResult>& results) {
   return c;
 }
 
+std::string chart_y_label(const ChartSpec& chart, const std::string& items_name) {
+  return chart.per_item ? items_name + chart.y_unit : chart.y_unit;
+}
+
 std::string sweep_html(const std::vector<PointResult>& results, const std::string& items_name,
-                       const std::string& title) {
+                       const std::string& title,
+                       const std::optional<std::filesystem::path>& png_dir) {
   const SweepCharts c = sweep_charts(results);
   std::string html = fmt::format(
       "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{0}</title>\n<style>"
@@ -200,9 +226,23 @@ std::string sweep_html(const std::vector<PointResult>& results, const std::strin
   html +=
       "</table>\n<p>Step time is the median the job printed (first step left out), or the "
       "whole run's simulated time where marked (run).</p>\n";
-  html += svg_chart("Step time", "GPUs", "ms", c.step_ms);
-  html += svg_chart("Throughput per GPU", "GPUs", items_name + "/s per GPU", c.per_gpu);
-  html += svg_chart("Scaling efficiency", "GPUs", "% of the smallest point", c.efficiency_pct);
+  for (const ChartSpec& chart : kSweepCharts) {
+    const std::string y_label = chart_y_label(chart, items_name);
+    if (!png_dir) {
+      html += fmt::format("<div id=\"{}\">\n{}</div>\n", chart.stem,
+                          svg_chart(chart.title, "GPUs", y_label, c.*chart.curves));
+      continue;
+    }
+    const std::filesystem::path png = *png_dir / (std::string(chart.stem) + ".png");
+    std::ifstream in(png, std::ios::binary);
+    const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    if (!in.good() && !in.eof()) throw std::runtime_error("cannot read " + png.string());
+    html += fmt::format(
+        "<figure><img id=\"{}\" alt=\"{}\" style=\"max-width:100%\" "
+        "src=\"data:image/png;base64,{}\"></figure>\n",
+        chart.stem, escape(fmt::format("{} ({} against GPUs)", chart.title, y_label)),
+        base64(bytes));
+  }
   return html + "</body></html>\n";
 }
 
@@ -218,32 +258,22 @@ bool write_pngs(const std::vector<PointResult>& results, const std::string& item
   std::filesystem::create_directories(data_dir);
   std::string script =
       "set terminal pngcairo size 800,500 noenhanced\nset grid\nset key outside below\n";
-  struct Chart {
-    const std::vector<Curve>* curves;
-    const char* file;
-    std::string title, ylabel;
-  };
-  const Chart charts[] = {
-      {&c.step_ms, "step_time.png", "Step time", "ms"},
-      {&c.per_gpu, "throughput_per_gpu.png", "Throughput per GPU", items_name + "/s per GPU"},
-      {&c.efficiency_pct, "scaling_efficiency.png", "Scaling efficiency",
-       "% of the smallest point"}};
   // GPUs on a log2 axis when the sizes span 4x or more, as in the HTML charts.
   double xmin = INFINITY, xmax = 0;
   for (const Curve& curve : c.step_ms) {
     for (const auto& [x, y] : curve.points) xmin = std::min(xmin, x), xmax = std::max(xmax, x);
   }
   script += xmin > 0 && xmax / xmin >= 4 ? "set logscale x 2\n" : "unset logscale x\n";
-  for (const Chart& ch : charts) {
+  for (const ChartSpec& ch : kSweepCharts) {
     script += fmt::format(
         "set output '{}'\nset title '{}'\nset xlabel 'GPUs'\nset ylabel '{}'\n"
         "set yrange [0:*]\n",
-        (dir / ch.file).string(), ch.title, ch.ylabel);
+        (dir / (std::string(ch.stem) + ".png")).string(), ch.title, chart_y_label(ch, items_name));
+    const std::vector<Curve>& curves = c.*ch.curves;
     std::vector<std::string> plots;
-    for (size_t i = 0; i < ch.curves->size(); ++i) {
-      const Curve& curve = (*ch.curves)[i];
-      const std::filesystem::path data =
-          data_dir / fmt::format("{}-{}.dat", std::filesystem::path(ch.file).stem().string(), i);
+    for (size_t i = 0; i < curves.size(); ++i) {
+      const Curve& curve = curves[i];
+      const std::filesystem::path data = data_dir / fmt::format("{}-{}.dat", ch.stem, i);
       std::string rows;
       for (const auto& [x, y] : curve.points) rows += fmt::format("{} {}\n", x, y);
       sim::write_file_atomically(data, rows);
