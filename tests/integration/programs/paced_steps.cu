@@ -1,9 +1,12 @@
 // A training loop's shape at a walking pace, for the progress line (check.py, case
 // progress_terminal): <steps> steps, each 100 launches of the pinned kernel `step` (12.5 us
 // each in times.csv) timed with events and printed as "step i/N | step time X ms" (the form
-// `phantora run` reads step times from), then <pause_ms> of real sleep, so that the run lasts
-// long enough on the wall clock for the progress line to be redrawn between steps.
+// `phantora run` reads step times from), then <pause_ms> of real time outside the simulation
+// (a raw system call: under phantora a sleep moves the thread's simulated clock), so that the
+// run lasts long enough on the wall clock for the progress line to be redrawn between steps.
 // Usage: paced_steps <steps> <pause_ms>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -29,7 +32,8 @@ int main(int argc, char** argv) {
     CHECK(cudaEventSynchronize(stop));
     std::printf("step %d/%d | step time %.3f ms\n", s, steps, elapsed_us(start, stop) / 1e3);
     std::fflush(stdout);
-    usleep(static_cast<useconds_t>(pause_ms) * 1000);
+    const timespec pause{pause_ms / 1000, (pause_ms % 1000) * 1000000L};
+    syscall(SYS_nanosleep, &pause, nullptr);
   }
   return 0;
 }
