@@ -58,9 +58,11 @@ Cost KernelsCostProvider::kernel(const KernelLaunch& launch) {
       .first->second;
 }
 
-// Copies and memsets are costed from bandwidth figures of the GPU preset: modelled.
+// Copies: a measured row of the kernel database first (`phantora db profile` measures them),
+// then the bandwidth figures of the GPU preset. Memsets have no signature: always modelled.
 Cost KernelsCostProvider::copy(wire::CopyKind kind, uint64_t bytes, bool pinned) {
-  return Cost{model_.copy_cost(kind, Bytes(bytes), pinned, gpu_), CostSource::kModelled, ""};
+  const kernels::KernelCost c = model_.cost_of_copy(kernels::CopyDesc{kind, bytes, pinned}, gpu_);
+  return Cost{c.duration, from_kernels(c.source), c.signature};
 }
 
 Cost KernelsCostProvider::memset(uint64_t bytes) {
