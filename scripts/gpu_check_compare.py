@@ -37,6 +37,20 @@ def main():
         print(f"| {m} | " + " | ".join(
             f"{src.get(k, {'time_s': 0})['time_s'] * 1e6:.3f}" for k in ("pinned", "measured", "modelled", "default"))
             + " |")
+    print("\n## GPU time by family (ms; count of operations)\n")
+    print("| family | phantora + measured db, by source | phantora, models only |")
+    print("|---|---|---|")
+    fams = {}
+    for m in ("db", "model"):
+        with open(os.path.join(out, f"sim-{m}", "report.json")) as f:
+            fams[m] = json.load(f)["gpu_time"].get("by_family", {})
+
+    def cell(sources):
+        return ", ".join(f"{src} {v['time_s'] * 1e3:.3f} ({v['count']})"
+                         for src, v in sorted(sources.items())) or "-"
+
+    for fam in sorted(set(fams["db"]) | set(fams["model"])):
+        print(f"| {fam} | {cell(fams['db'].get(fam, {}))} | {cell(fams['model'].get(fam, {}))} |")
     print("\n## Measured rows against the models (`phantora db calibrate`)\n\n```")
     with open(os.path.join(out, "calibrate.txt")) as f:
         print(f.read().rstrip())

@@ -99,19 +99,28 @@ def main():
     con.close()
 
     # Pricing from the rows.
-    def measured_time(gpu):
+    def priced(gpu):
         out = os.path.join(a.work, "run-" + gpu)
         p = run([a.phantora, "run", "--gpu", gpu, "--kernel-db", db, "--cpu-time", "zero",
                  "--out", out, "--", a.program], None, 0)
         expect(p.returncode == 0, f"run on {gpu} exits 0")
         with open(os.path.join(out, "report.json")) as f:
-            # report.json leaves out sources with no time
-            return json.load(f)["gpu_time"]["by_source"].get("measured", {"time_s": 0})["time_s"]
+            g = json.load(f)["gpu_time"]
+        # report.json leaves out sources with no time
+        return g["by_source"].get("measured", {"time_s": 0})["time_s"], g["by_family"]
 
-    t = measured_time("h200")
+    t, fam = priced("h200")
     expect(abs(t - 57e-6) < 1e-9, f"H200 run: 11.5 + 45.5 = 57 us measured (got {t * 1e6:.4f} us)")
-    t = measured_time("h100")
+    expect(set(fam) == {"gemm", "copy"} and set(fam["gemm"]) == {"measured"}
+           and fam["gemm"]["measured"]["count"] == 1
+           and abs(fam["gemm"]["measured"]["time_s"] - 11.5e-6) < 1e-9
+           and set(fam["copy"]) == {"measured"} and fam["copy"]["measured"]["count"] == 1
+           and abs(fam["copy"]["measured"]["time_s"] - 45.5e-6) < 1e-9,
+           f"H200 by_family: one GEMM measured 11.5 us, one copy measured 45.5 us (got {fam})")
+    t, fam = priced("h100")
     expect(t == 0, f"H100 run: nothing priced from the H200's rows (got {t * 1e6:.4f} us)")
+    expect(set(fam.get("gemm", {})) == {"modelled"} and set(fam.get("copy", {})) == {"modelled"},
+           f"H100 by_family: the GEMM and the copy modelled (got {fam})")
 
     p = run([a.phantora, "db", "calibrate", db], None, 0)
     lines = p.stdout.splitlines()

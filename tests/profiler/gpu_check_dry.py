@@ -34,6 +34,8 @@ expect(re.search(r"^\| db \| 0\.000 \| 20\.000 \|", md, re.M) is not None,
        "with the database: 20 us measured (the job's GEMM and copy, 10 us each)")
 expect(re.search(r"^\| model \| 0\.000 \| 0\.000 \|", md, re.M) is not None,
        "without it: nothing measured")
+expect("| gemm | measured 0.010 (1) | modelled " in md and "| copy | measured 0.010 (1) | " in md,
+       "per family: the job's GEMM and copy measured, 10 us each, modelled without the database")
 expect(re.search(r"^h200\s+gemm\s+13\s", md, re.M) is not None, "13 GEMM rows calibrated")
 expect(re.search(r"^h200\s+copy\s+1\s", md, re.M) is not None, "1 copy row calibrated")
 expect("not measured (3 signatures): attention replay" in md, "3 attention shapes not measured")
