@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <stdexcept>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -20,10 +21,12 @@ void* open_first(const std::vector<std::string>& candidates, const char* what, s
     const char* err = dlerror();
     errors += fmt::format("\n  {}: {}", name, err != nullptr ? err : "not found");
   }
+  const bool driver = std::string_view(what) == "driver";
   throw std::runtime_error(fmt::format(
-      "cannot load the CUDA {} library; tried:{}\nInstall the CUDA toolkit's libraries or put "
-      "their directory on LD_LIBRARY_PATH.",
-      what, errors));
+      "cannot load the CUDA {} library; tried:{}\n{}", what, errors,
+      driver ? "libcuda.so.1 comes with the NVIDIA driver: this machine has none, or it is not "
+               "on the loader's path."
+             : "Install the CUDA toolkit's libraries or put their directory on LD_LIBRARY_PATH."));
 }
 
 template <typename Fn>
@@ -38,7 +41,7 @@ void bind(void* handle, const char* symbol, const std::string& library, Fn& out)
 }  // namespace
 
 CudaLibraries CudaLibraries::single(const std::string& path) {
-  return CudaLibraries{{path}, {path}, {path}};
+  return CudaLibraries{{path}, {path}, {path}, {path}};
 }
 
 // The exported name after the headers' renames (cublasCreate is cublasCreate_v2).
@@ -51,6 +54,7 @@ CudaApi load_cuda_api(const CudaLibraries& libraries) {
   CudaApi api{};
   void* rt = open_first(libraries.runtime, "runtime", api.runtime_path);
   void* blas = open_first(libraries.cublas, "cuBLAS", api.cublas_path);
+  void* lt = open_first(libraries.cublaslt, "cuBLASLt", api.cublaslt_path);
   void* drv = open_first(libraries.driver, "driver", api.driver_path);
   const std::string& r = api.runtime_path;
   PHANTORA_BIND(rt, r, cudaSetDevice, set_device);
@@ -76,6 +80,16 @@ CudaApi load_cuda_api(const CudaLibraries& libraries) {
   PHANTORA_BIND(blas, b, cublasSetStream, blas_set_stream);
   PHANTORA_BIND(blas, b, cublasGemmStridedBatchedEx, gemm_strided_batched_ex);
   PHANTORA_BIND(blas, b, cublasGetProperty, blas_get_property);
+  const std::string& l = api.cublaslt_path;
+  PHANTORA_BIND(lt, l, cublasLtCreate, lt_create);
+  PHANTORA_BIND(lt, l, cublasLtDestroy, lt_destroy);
+  PHANTORA_BIND(lt, l, cublasLtMatmulDescCreate, lt_desc_create);
+  PHANTORA_BIND(lt, l, cublasLtMatmulDescDestroy, lt_desc_destroy);
+  PHANTORA_BIND(lt, l, cublasLtMatmulDescSetAttribute, lt_desc_set);
+  PHANTORA_BIND(lt, l, cublasLtMatrixLayoutCreate, lt_layout_create);
+  PHANTORA_BIND(lt, l, cublasLtMatrixLayoutDestroy, lt_layout_destroy);
+  PHANTORA_BIND(lt, l, cublasLtMatrixLayoutSetAttribute, lt_layout_set);
+  PHANTORA_BIND(lt, l, cublasLtMatmul, lt_matmul);
   const std::string& d = api.driver_path;
   PHANTORA_BIND(drv, d, cuInit, cu_init);
   PHANTORA_BIND(drv, d, cuDeviceGet, cu_device_get);

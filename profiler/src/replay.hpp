@@ -1,5 +1,6 @@
 // One operation made to run for real: scratch buffers of its shape, and a launch the measurer
-// can repeat on a stream. One file per family (replay_gemm.cpp, replay_copy.cpp); replay.cpp
+// can repeat on a stream. One file per family (replay_gemm.cpp, replay_gemm_lt.cpp,
+// replay_copy.cpp); replay.cpp
 // picks the family from the signature and says why a signature cannot be replayed.
 #pragma once
 
@@ -7,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "phantora/kernels/op_desc.hpp"
 #include "phantora/profiler/cuda_api.hpp"
 
 namespace phantora::profiler {
@@ -42,5 +44,7 @@ ReplayChoice make_replay(const CudaApi& api, std::string_view signature);
 // Per family; each returns a null replay with the reason when the shape is outside what it does.
 ReplayChoice make_gemm_replay(const CudaApi& api, std::string_view signature);
 ReplayChoice make_copy_replay(const CudaApi& api, std::string_view signature);
+// A GEMM with a cuBLASLt epilogue (make_gemm_replay hands those over).
+ReplayChoice make_gemm_lt_replay(const CudaApi& api, const kernels::GemmDesc& gemm);
 
 }  // namespace phantora::profiler

@@ -1,78 +1,18 @@
-// A GEMM signature replayed through cuBLAS's cublasGemmStridedBatchedEx on zeroed scratch
-// matrices, column-major as cuBLAS stores them, with the signature's types, transposes, batch
-// and beta.
+// A GEMM signature without an epilogue replayed through cuBLAS's cublasGemmStridedBatchedEx on
+// zeroed scratch matrices, column-major as cuBLAS stores them, with the signature's types,
+// transposes, batch and beta. Epilogues go to replay_gemm_lt.cpp.
 #include <fmt/format.h>
 
 #include <array>
 #include <cstring>
 #include <optional>
 
+#include "gemm_types.hpp"
 #include "phantora/kernels/op_desc.hpp"
 #include "replay.hpp"
 
 namespace phantora::profiler {
 namespace {
-
-using kernels::DType;
-
-std::optional<cudaDataType_t> data_type(DType t) {
-  switch (t) {
-    case DType::kF16:
-      return CUDA_R_16F;
-    case DType::kBF16:
-      return CUDA_R_16BF;
-    case DType::kF32:
-    case DType::kTF32:  // stored as f32; TF32 is a compute type
-      return CUDA_R_32F;
-    case DType::kF64:
-      return CUDA_R_64F;
-    case DType::kI8:
-      return CUDA_R_8I;
-    case DType::kI32:
-      return CUDA_R_32I;
-    case DType::kF8E4M3:
-    case DType::kF8E5M2:  // cublasGemmEx takes no FP8: that needs cuBLASLt's scale descriptors
-      return std::nullopt;
-  }
-  return std::nullopt;
-}
-
-// The compute type and the size of alpha/beta, which cuBLAS reads in the compute type's scalar.
-std::optional<std::pair<cublasComputeType_t, size_t>> compute_type(DType t) {
-  switch (t) {
-    case DType::kF32:
-      return std::pair{CUBLAS_COMPUTE_32F, sizeof(float)};
-    case DType::kTF32:
-      return std::pair{CUBLAS_COMPUTE_32F_FAST_TF32, sizeof(float)};
-    case DType::kF16:
-      return std::pair{CUBLAS_COMPUTE_16F, size_t{2}};
-    case DType::kF64:
-      return std::pair{CUBLAS_COMPUTE_64F, sizeof(double)};
-    case DType::kI32:
-      return std::pair{CUBLAS_COMPUTE_32I, sizeof(int32_t)};
-    default:
-      return std::nullopt;
-  }
-}
-
-// alpha = 1 and beta = 0 or 1 in the compute type's scalar.
-std::array<unsigned char, 8> scalar_one(cublasComputeType_t c) {
-  std::array<unsigned char, 8> out{};
-  if (c == CUBLAS_COMPUTE_16F) {
-    const uint16_t one = 0x3c00;  // IEEE half 1.0
-    std::memcpy(out.data(), &one, sizeof(one));
-  } else if (c == CUBLAS_COMPUTE_64F) {
-    const double one = 1.0;
-    std::memcpy(out.data(), &one, sizeof(one));
-  } else if (c == CUBLAS_COMPUTE_32I) {
-    const int32_t one = 1;
-    std::memcpy(out.data(), &one, sizeof(one));
-  } else {
-    const float one = 1.0f;
-    std::memcpy(out.data(), &one, sizeof(one));
-  }
-  return out;
-}
 
 class GemmReplay : public Replay {
  public:
@@ -124,16 +64,11 @@ class GemmReplay : public Replay {
 ReplayChoice make_gemm_replay(const CudaApi& api, std::string_view signature) {
   const auto d = kernels::parse_gemm_signature(signature);
   if (!d) return {nullptr, "not a canonical GEMM signature"};
-  if (d->epilogue != "none") {
-    return {nullptr, fmt::format("cuBLASLt epilogue '{}': replaying cuBLASLt matmuls is not "
-                                 "implemented (only cublasGemmStridedBatchedEx)",
-                                 d->epilogue)};
-  }
+  if (d->epilogue != "none") return make_gemm_lt_replay(api, *d);
   const auto a = data_type(d->a), b = data_type(d->b), c = data_type(d->c);
   const auto compute = compute_type(d->compute);
   if (!a || !b || !c || !compute) {
-    return {nullptr,
-            "FP8 inputs or this compute type need cuBLASLt, whose replay is not implemented"};
+    return {nullptr, "FP8 inputs: their scale descriptors are not in the signature"};
   }
   constexpr uint64_t kIntMax = 0x7fffffff;  // cuBLAS takes int dimensions
   if (d->m > kIntMax || d->n > kIntMax || d->k > kIntMax || d->batch > kIntMax) {

@@ -124,6 +124,44 @@ TEST_F(ProfileStandin, WarmupThenRepetitionsEachTimedByEvents) {
   EXPECT_NEAR(row_of(r, kD2h).stats.mean_us, 20.0, 1e-4);
 }
 
+// PyTorch's linear layer with bias: addmm, A transposed, through cuBLASLt with the BIAS epilogue
+// (4). Stored layouts, column-major: A is k x m = 64 x 256 (ld 64), B k x n = 64 x 1024, C and D
+// m x n = 256 x 1024 (ld 256); the bias vector is set; cuBLASLt gets a 32 MiB workspace.
+const char* kLtBias =
+    "gemm:m=256,n=1024,k=64,batch=1,a=bf16,b=bf16,c=bf16,compute=f32,op_a=t,op_b=n,beta=0,"
+    "epilogue=bias";
+const char* kLtBiasCall =
+    "cublasLtMatmul compute=68 scale=0 transa=1 transb=0 epilogue=4 bias=1 "
+    "A=14:64x256:ld64:batch1:stride0 B=14:64x1024:ld64:batch1:stride0 "
+    "C=14:256x1024:ld256:batch1:stride0 D=14:256x1024:ld256:batch1:stride0 beta=0 "
+    "workspace=33554432";
+// Batched f16 GELU (32) without bias, B transposed (stored n x k = 128 x 32), C accumulated:
+// strides are one matrix each (128 * 32 = 4096, 128 * 128 = 16384); CUDA_R_16F = 2.
+const char* kLtGelu =
+    "gemm:m=128,n=128,k=32,batch=4,a=f16,b=f16,c=f16,compute=f32,op_a=n,op_b=t,beta=1,"
+    "epilogue=gelu";
+const char* kLtGeluCall =
+    "cublasLtMatmul compute=68 scale=0 transa=0 transb=1 epilogue=32 bias=0 "
+    "A=2:128x32:ld128:batch4:stride4096 B=2:128x32:ld128:batch4:stride4096 "
+    "C=2:128x128:ld128:batch4:stride16384 D=2:128x128:ld128:batch4:stride16384 beta=1 "
+    "workspace=33554432";
+
+TEST_F(ProfileStandin, EpilogueGemmsRunThroughCublasLt) {
+  std::ofstream(dir_ / "times.txt", std::ios::app) << kLtBiasCall << " | 30 20 22 24\n"
+                                                   << kLtGeluCall << " | 5\n";
+  const MeasureOptions options{.warmup = 1, .repetitions = 3, .device = 0};
+  const ProfileReport r = measure_signatures(api_, {kLtBias, kLtGelu}, "h200", options);
+  ASSERT_EQ(r.rows.size(), 2u) << (r.failed.empty() ? "" : r.failed[0].reason);
+  const std::map<std::string, int> expected{{kLtBiasCall, 4}, {kLtGeluCall, 4}};
+  EXPECT_EQ(calls(), expected);
+  // Warm-up takes 30; samples 20, 22, 24: mean 22, sd sqrt((4 + 0 + 4) / 2) = 2.
+  const auto& bias = row_of(r, kLtBias);
+  EXPECT_NEAR(bias.stats.mean_us, 22.0, 1e-4);
+  EXPECT_NEAR(bias.stats.stddev_us, 2.0, 1e-4);
+  EXPECT_NEAR(r.measured[0].median_us, 22.0, 1e-4);
+  EXPECT_NEAR(row_of(r, kLtGelu).stats.mean_us, 5.0, 1e-4);
+}
+
 TEST_F(ProfileStandin, ProvenanceNamesDeviceVersionsClocksAndTime) {
   const ProfileReport r = measure_signatures(api_, {kGemmB}, "h200", {});
   ASSERT_EQ(r.rows.size(), 1u);
@@ -138,9 +176,9 @@ TEST_F(ProfileStandin, ProvenanceNamesDeviceVersionsClocksAndTime) {
 }
 
 TEST_F(ProfileStandin, UnreplayableFamiliesAreNamedAndNeverLaunched) {
-  GemmDesc bias;
-  bias.m = bias.n = bias.k = 256;
-  bias.epilogue = "bias";
+  GemmDesc fp8;
+  fp8.m = fp8.n = fp8.k = 256;
+  fp8.a = fp8.b = kernels::DType::kF8E4M3;
   CopyDesc peer;
   peer.kind = wire::CopyKind::kPeer;
   peer.bytes = 1024;
@@ -154,13 +192,13 @@ TEST_F(ProfileStandin, UnreplayableFamiliesAreNamedAndNeverLaunched) {
   kernel.name = "_Z4busyv";
   kernels::MemoryOpDesc mem;
   mem.bytes_read = mem.bytes_written = 4096;
-  const std::vector<std::string> sigs{kernels::signature(bias), kernels::signature(peer),
+  const std::vector<std::string> sigs{kernels::signature(fp8),  kernels::signature(peer),
                                       kernels::signature(attn), kernels::signature(kernel),
                                       kernels::signature(mem),  kUnknownGemm};
   const ProfileReport r = measure_signatures(api_, sigs, "h200", {});
   EXPECT_TRUE(r.rows.empty());
   ASSERT_EQ(r.unsupported.size(), 5u);
-  EXPECT_NE(r.unsupported[0].reason.find("cuBLASLt epilogue 'bias'"), std::string::npos);
+  EXPECT_NE(r.unsupported[0].reason.find("FP8 inputs"), std::string::npos);
   EXPECT_NE(r.unsupported[1].reason.find("two GPUs"), std::string::npos);
   EXPECT_NE(r.unsupported[2].reason.find("attention replay"), std::string::npos);
   EXPECT_NE(r.unsupported[3].reason.find("argument bytes"), std::string::npos);

@@ -12,8 +12,10 @@
 //
 // <operation> spells the call's arguments that decide its duration, e.g.
 // `cublasGemmStridedBatchedEx opa=1 opb=0 m=256 n=512 k=128 lda=128 ldb=128 ldc=256 ...` and
-// `cudaMemcpyAsync kind=1 bytes=1048576 host=pinned`. Events read the stream's clock, so
-// cudaEventElapsedTime is the sum of the durations recorded between two events.
+// `cudaMemcpyAsync kind=1 bytes=1048576 host=pinned` and `cublasLtMatmul compute=68 ... A=14:...`.
+// Events read the stream's clock, so cudaEventElapsedTime is the sum of the durations recorded
+// between two events.
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -40,13 +42,16 @@ struct Gpu {
   std::set<const void*> pinned;
   std::map<uintptr_t, size_t> device_allocations;
   uintptr_t next_device = 0x7f0000000000;  // never dereferenced: the stand-in computes nothing
-  bool loaded = false;
+  std::string loaded_path;
 
+  // (Re)reads the table when PHANTORA_STANDIN_GPU_TIMES names another file than last time, and
+  // starts its cycles afresh: one process (a gtest binary) may play several tables in turn.
   void load() {
-    if (loaded) return;
-    loaded = true;
     const char* path = std::getenv("PHANTORA_STANDIN_GPU_TIMES");
-    if (path == nullptr) return;
+    if (path == nullptr || loaded_path == path) return;
+    loaded_path = path;
+    table.clear();
+    calls.clear();
     std::ifstream in(path);
     if (!in) {
       std::fprintf(stderr, "standin gpu: cannot read %s\n", path);
@@ -210,6 +215,103 @@ cublasStatus_t cublasGemmStridedBatchedEx(
   const cudaStream_t stream = *reinterpret_cast<cudaStream_t*>(handle);
   return gpu().run(stream, op.str()) ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_NOT_SUPPORTED;
 }
+// cuBLASLt: descriptors hold what was set on them; the matmul's operation spells them out.
+struct LtDesc {
+  cublasComputeType_t compute;
+  cudaDataType_t scale;
+  int32_t transa = 0, transb = 0;
+  uint32_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  bool bias = false;
+};
+struct LtLayout {
+  cudaDataType type;
+  uint64_t rows, cols;
+  int64_t ld;
+  int32_t batch = 1;
+  int64_t stride = 0;
+};
+
+cublasStatus_t cublasLtCreate(cublasLtHandle_t* handle) {
+  *handle = reinterpret_cast<cublasLtHandle_t>(new char);
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtDestroy(cublasLtHandle_t handle) {
+  delete reinterpret_cast<char*>(handle);
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t* desc, cublasComputeType_t compute,
+                                        cudaDataType_t scale) {
+  *desc = reinterpret_cast<cublasLtMatmulDesc_t>(new LtDesc{compute, scale});
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t desc) {
+  delete reinterpret_cast<LtDesc*>(desc);
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t desc,
+                                              cublasLtMatmulDescAttributes_t attr, const void* buf,
+                                              size_t size) {
+  LtDesc& d = *reinterpret_cast<LtDesc*>(desc);
+  if (attr == CUBLASLT_MATMUL_DESC_TRANSA && size == sizeof(int32_t)) {
+    std::memcpy(&d.transa, buf, size);
+  } else if (attr == CUBLASLT_MATMUL_DESC_TRANSB && size == sizeof(int32_t)) {
+    std::memcpy(&d.transb, buf, size);
+  } else if (attr == CUBLASLT_MATMUL_DESC_EPILOGUE && size == sizeof(uint32_t)) {
+    std::memcpy(&d.epilogue, buf, size);
+  } else if (attr == CUBLASLT_MATMUL_DESC_BIAS_POINTER && size == sizeof(void*)) {
+    d.bias = true;
+  } else {
+    std::fprintf(stderr, "standin gpu: matmul attribute %d of %zu bytes not handled\n",
+                 static_cast<int>(attr), size);
+    return CUBLAS_STATUS_NOT_SUPPORTED;
+  }
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t* layout, cudaDataType type,
+                                          uint64_t rows, uint64_t cols, int64_t ld) {
+  *layout = reinterpret_cast<cublasLtMatrixLayout_t>(new LtLayout{type, rows, cols, ld});
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t layout) {
+  delete reinterpret_cast<LtLayout*>(layout);
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t layout,
+                                                cublasLtMatrixLayoutAttribute_t attr,
+                                                const void* buf, size_t size) {
+  LtLayout& l = *reinterpret_cast<LtLayout*>(layout);
+  if (attr == CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT && size == sizeof(int32_t)) {
+    std::memcpy(&l.batch, buf, size);
+  } else if (attr == CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET && size == sizeof(int64_t)) {
+    std::memcpy(&l.stride, buf, size);
+  } else {
+    return CUBLAS_STATUS_NOT_SUPPORTED;
+  }
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc, const void*, const void*,
+                              cublasLtMatrixLayout_t a, const void*, cublasLtMatrixLayout_t b,
+                              const void* beta, const void*, cublasLtMatrixLayout_t c, void*,
+                              cublasLtMatrixLayout_t d, const cublasLtMatmulAlgo_t*, void*,
+                              size_t workspace, cudaStream_t stream) {
+  const LtDesc& m = *reinterpret_cast<const LtDesc*>(desc);
+  auto spell = [](cublasLtMatrixLayout_t layout) {
+    const LtLayout& l = *reinterpret_cast<const LtLayout*>(layout);
+    std::ostringstream o;
+    o << l.type << ":" << l.rows << "x" << l.cols << ":ld" << l.ld << ":batch" << l.batch
+      << ":stride" << l.stride;
+    return o.str();
+  };
+  float beta_f = 0;  // the tests use 32F scale types
+  std::memcpy(&beta_f, beta, sizeof(beta_f));
+  std::ostringstream op;
+  op << "cublasLtMatmul compute=" << m.compute << " scale=" << m.scale << " transa=" << m.transa
+     << " transb=" << m.transb << " epilogue=" << m.epilogue << " bias=" << m.bias
+     << " A=" << spell(a) << " B=" << spell(b) << " C=" << spell(c) << " D=" << spell(d)
+     << " beta=" << beta_f << " workspace=" << workspace;
+  return gpu().run(stream, op.str()) ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_NOT_SUPPORTED;
+}
+
 cublasStatus_t cublasGetProperty(libraryPropertyType type, int* value) {
   *value = type == MAJOR_VERSION ? 13 : type == MINOR_VERSION ? 1 : 7;
   return CUBLAS_STATUS_SUCCESS;

@@ -4,6 +4,7 @@
 // the exact types, so a stand-in that declares an entry point differently fails to compile.
 #pragma once
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -20,9 +21,11 @@ struct CudaLibraries {
                                    "/usr/local/cuda/lib64/libcudart.so"};
   std::vector<std::string> cublas{"libcublas.so", "libcublas.so.13", "libcublas.so.12",
                                   "/usr/local/cuda/lib64/libcublas.so"};
+  std::vector<std::string> cublaslt{"libcublasLt.so", "libcublasLt.so.13", "libcublasLt.so.12",
+                                    "/usr/local/cuda/lib64/libcublasLt.so"};
   std::vector<std::string> driver{"libcuda.so.1"};
 
-  // All three from one file (the stand-in exports every entry point).
+  // All from one file (the stand-in exports every entry point).
   static CudaLibraries single(const std::string& path);
 };
 
@@ -60,6 +63,16 @@ struct CudaApi {
   decltype(&::cublasSetStream) blas_set_stream;
   GemmStridedBatchedEx gemm_strided_batched_ex;
   decltype(&::cublasGetProperty) blas_get_property;
+  // cuBLASLt (GEMMs with an epilogue)
+  decltype(&::cublasLtCreate) lt_create;
+  decltype(&::cublasLtDestroy) lt_destroy;
+  decltype(&::cublasLtMatmulDescCreate) lt_desc_create;
+  decltype(&::cublasLtMatmulDescDestroy) lt_desc_destroy;
+  decltype(&::cublasLtMatmulDescSetAttribute) lt_desc_set;
+  decltype(&::cublasLtMatrixLayoutCreate) lt_layout_create;
+  decltype(&::cublasLtMatrixLayoutDestroy) lt_layout_destroy;
+  decltype(&::cublasLtMatrixLayoutSetAttribute) lt_layout_set;
+  decltype(&::cublasLtMatmul) lt_matmul;
   // driver (device name, clocks, driver version)
   decltype(&::cuInit) cu_init;
   decltype(&::cuDeviceGet) cu_device_get;
@@ -67,7 +80,7 @@ struct CudaApi {
   decltype(&::cuDeviceGetAttribute) cu_device_get_attribute;
   decltype(&::cuDriverGetVersion) cu_driver_get_version;
 
-  std::string runtime_path, cublas_path, driver_path;  // the files that were loaded
+  std::string runtime_path, cublas_path, cublaslt_path, driver_path;  // the files that were loaded
 };
 
 // Loads every entry point; throws std::runtime_error naming the library or symbol missing.
