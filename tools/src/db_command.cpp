@@ -273,15 +273,16 @@ DbCommand::DbCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
       "profile",
       "Measure on this machine's GPU what the database lacks, and write the measured rows.\n"
       "With a command after --, first runs it under `phantora run --kernel-db DATABASE` (no GPU "
-      "work) to record what it launches. Measured: GEMMs without a cuBLASLt epilogue (replayed "
-      "with cublasGemmStridedBatchedEx on zeroed scratch matrices, the signature's types, "
-      "transposes, batch and beta) and copies other than peer copies (cudaMemcpyAsync between "
+      "work) to record what it launches. Measured: GEMMs (replayed on zeroed scratch matrices "
+      "with the signature's types, transposes, batch and beta: with cublasGemmStridedBatchedEx, "
+      "or cublasLtMatmul when the signature has a bias, ReLU or GELU epilogue) and copies other "
+      "than peer copies (cudaMemcpyAsync between "
       "scratch buffers, pinned or pageable host memory as recorded). Each: --warmup untimed "
       "launches, then --repetitions launches each between two CUDA events; the row holds their "
       "count, mean, min, max and standard deviation, the device name, driver, runtime and "
       "cuBLAS versions, clocks and the time. Not measured, each listed with the reason: "
-      "attention, memory-bound and name-only kernel signatures, cuBLASLt epilogues, FP8, peer "
-      "copies. docs/kernels-db.md, \"Measuring\".");
+      "attention, memory-bound and name-only kernel signatures, FP8 GEMMs, other epilogues, "
+      "peer copies. docs/kernels-db.md, \"Measuring\".");
   // The database may also be given as --db, as in `phantora db profile --db FILE -- cmd`.
   o.profile->add_option("database,--db", o.db, "Kernel database file (SQLite)")->required();
   o.profile->add_option("--gpu", o.gpu,
@@ -303,9 +304,9 @@ DbCommand::DbCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
       ->check(in_range("--gpus-per-host", whole_at_least(1)))
       ->capture_default_str();
   o.profile->add_option("--cuda-library", o.cuda_library,
-                        "One library that provides the CUDA runtime, cuBLAS and driver entry "
-                        "points (tests: the stand-in GPU); default: the system's libcudart, "
-                        "libcublas and libcuda.so.1");
+                        "One library that provides the CUDA runtime, cuBLAS, cuBLASLt and driver "
+                        "entry points (tests: the stand-in GPU); default: the system's libcudart, "
+                        "libcublas, libcublasLt and libcuda.so.1");
   o.profile
       ->add_option("--signatures", pr.signatures_file,
                    "Also measure these canonical signatures, one per line (shape sweeps)")

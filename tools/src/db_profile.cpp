@@ -155,6 +155,12 @@ int run_db_profile(const ProfileRequest& r) {
       return status;
     }
   }
+  if (r.job.empty() && r.signatures_file.empty() && !std::filesystem::exists(r.db)) {
+    throw kernels::DataError(fmt::format(
+        "{}: no such kernel database, so nothing is known to be missing; give the job after -- "
+        "(`phantora db profile --db {} -- COMMAND`) or shapes with --signatures FILE",
+        r.db, r.db));
+  }
   std::vector<std::string> signatures;
   std::set<std::string> seen;
   if (!r.signatures_file.empty()) {
