@@ -6,7 +6,8 @@ import json
 import os
 import re
 
-STEP = re.compile(r"step (\d+)\b.*?step time ([0-9.]+) ms")
+# examples/gpt.py's line: "step    2/6 | loss ... | step time 31.0 ms | tokens/s/GPU ..."
+STEP = re.compile(r"\bstep\s+(\d+)(?:/\d+)?\b.*?step time ([0-9.]+) ms")
 
 
 def step_times(path):

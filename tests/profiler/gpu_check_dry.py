@@ -40,5 +40,16 @@ expect(re.search(r"^h200\s+gemm\s+13\s", md, re.M) is not None, "13 GEMM rows ca
 expect(re.search(r"^h200\s+copy\s+1\s", md, re.M) is not None, "1 copy row calibrated")
 expect("not measured (3 signatures): attention replay" in md, "3 attention shapes not measured")
 expect(os.path.exists(os.path.join(a.out, "kernels.db")), "the database is left in --out")
+# The GPT's step lines (the dry run's job prints none): the comparison reads them per step.
+sys.path.insert(0, os.path.join(a.repo, "scripts"))
+import gpu_check_compare  # noqa: E402
+sample = os.path.join(a.out, "steps.log")
+with open(sample, "w") as f:
+    f.write("step    1/3 | loss n/a (simulated) | grad norm n/a (simulated) | step time 35.4 ms | "
+            "tokens/s/GPU 231,732 | MFU 20.0%\n"
+            "average over 2 step(s): step time 31.9 ms | tokens/s/GPU 257,000\n"
+            "step   12/30 | loss 2.5 | step time 120.0 ms | tokens/s/GPU 1\n")
+steps = gpu_check_compare.step_times(sample)
+expect(steps == {1: 35.4, 12: 120.0}, f"step lines of examples/gpt.py are read per step (got {steps})")
 print(f"{len(failures)} failure(s)")
 sys.exit(1 if failures else 0)
