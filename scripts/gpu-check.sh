@@ -36,14 +36,17 @@ STANDIN=$BUILD/tests/profiler/libphantora_standin_gpu.so
 
 if [ ! -x "$PHANTORA" ] || { [ $DRY = 1 ] && [ ! -f "$STANDIN" ]; }; then
   echo "gpu-check: building into $BUILD"
+  # On the GPU machine only phantora itself: the tests (GoogleTest, the stand-in) are not needed.
+  TESTS=OFF TARGETS=(phantora)
+  [ $DRY = 1 ] && TESTS=ON TARGETS=(phantora phantora_standin_gpu phantora_profiler_programs)
   if ! cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPHANTORA_BUILD_BENCH=OFF \
-      >"$OUT/cmake.log" 2>&1; then
+      -DPHANTORA_BUILD_TESTS=$TESTS >"$OUT/cmake.log" 2>&1; then
     tail -20 "$OUT/cmake.log"
     echo "gpu-check: configuring failed ($OUT/cmake.log): this machine lacks the packages" \
          "scripts/setup.sh installs; install them, or bring a build directory (--build-dir)" >&2
     exit 1
   fi
-  cmake --build "$BUILD" -j"$(nproc)" --target phantora phantora_standin_gpu phantora_profiler_programs
+  cmake --build "$BUILD" -j"$(nproc)" --target "${TARGETS[@]}"
 fi
 
 # The GEMM sweep: square bf16 shapes and the example GPT's own (gpt-small: hidden 768, ffn 3072,
