@@ -8,12 +8,12 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define CHECK(x)                                                             \
-  do {                                                                       \
-    if ((x) != 0) {                                                          \
-      std::printf("FAILED %s (line %d)\n", #x, __LINE__);                    \
-      std::exit(1);                                                          \
-    }                                                                        \
+#define CHECK(x)                                          \
+  do {                                                    \
+    if ((x) != 0) {                                       \
+      std::printf("FAILED %s (line %d)\n", #x, __LINE__); \
+      std::exit(1);                                       \
+    }                                                     \
   } while (0)
 
 int main() {
