@@ -21,7 +21,19 @@ CostSource from_kernels(kernels::CostSource s) {
 
 }  // namespace
 
+Cost KernelsCostProvider::tally(Cost cost, std::string_view family) {
+  const std::string_view from_signature = kernels::signature_family(cost.signature);
+  Priced& p = priced_[{std::string(from_signature.empty() ? family : from_signature), cost.source}];
+  ++p.count;
+  p.time += cost.duration;
+  return cost;
+}
+
 Cost KernelsCostProvider::kernel(const KernelLaunch& launch) {
+  return tally(price_kernel(launch), "kernel");
+}
+
+Cost KernelsCostProvider::price_kernel(const KernelLaunch& launch) {
   std::string key(launch.mangled_name);
   key += '|';
   for (uint32_t v : launch.grid) key += std::to_string(v) + ',';
@@ -58,13 +70,15 @@ Cost KernelsCostProvider::kernel(const KernelLaunch& launch) {
       .first->second;
 }
 
-// Copies and memsets are costed from bandwidth figures of the GPU preset: modelled.
+// Copies: a measured row of the kernel database first (`phantora db profile` measures them),
+// then the bandwidth figures of the GPU preset. Memsets have no signature: always modelled.
 Cost KernelsCostProvider::copy(wire::CopyKind kind, uint64_t bytes, bool pinned) {
-  return Cost{model_.copy_cost(kind, Bytes(bytes), pinned, gpu_), CostSource::kModelled, ""};
+  const kernels::KernelCost c = model_.cost_of_copy(kernels::CopyDesc{kind, bytes, pinned}, gpu_);
+  return tally(Cost{c.duration, from_kernels(c.source), c.signature}, "copy");
 }
 
 Cost KernelsCostProvider::memset(uint64_t bytes) {
-  return Cost{model_.memset_cost(Bytes(bytes), gpu_), CostSource::kModelled, ""};
+  return tally(Cost{model_.memset_cost(Bytes(bytes), gpu_), CostSource::kModelled, ""}, "memset");
 }
 
 namespace {
@@ -121,7 +135,7 @@ Cost KernelsCostProvider::gemm(const wire::Gemm& g) {
   d.trans_b = g.trans_b != 0;
   d.epilogue = epilogue_name(g.epilogue);
   const kernels::KernelCost c = model_.cost_of_gemm(d, gpu_);
-  return Cost{c.duration, from_kernels(c.source), c.signature};
+  return tally(Cost{c.duration, from_kernels(c.source), c.signature}, "gemm");
 }
 
 }  // namespace phantora::sim

@@ -9,11 +9,12 @@
 
 #include <fmt/format.h>
 
+#include "db_calibrate.hpp"
+#include "db_profile.hpp"
 #include "numeric_options.hpp"
 #include "phantora/kernels/analytical_model.hpp"
 #include "phantora/kernels/data_error.hpp"
 #include "phantora/kernels/gpu_catalog.hpp"
-#include "phantora/kernels/gpu_probe.hpp"
 #include "phantora/kernels/kernel_db.hpp"
 #include "phantora/kernels/op_desc.hpp"
 
@@ -25,7 +26,8 @@ using kernels::KernelDb;
 
 struct DbCommand::Options {
   CLI::App *list = nullptr, *show = nullptr, *stats = nullptr, *import = nullptr,
-           *export_ = nullptr, *merge = nullptr, *missing = nullptr, *profile = nullptr;
+           *export_ = nullptr, *merge = nullptr, *missing = nullptr, *profile = nullptr,
+           *calibrate = nullptr;
   std::string db;
   std::string other;  // CSV file, source database or output
   std::string signature;
@@ -35,6 +37,8 @@ struct DbCommand::Options {
   size_t limit = 0;
   bool combine = false;
   std::string rescale_from, rescale_to;
+  ProfileRequest profile_request;  // profile's own options (db and gpu are copied in)
+  std::string cuda_library;
 };
 
 namespace {
@@ -194,23 +198,11 @@ int run_missing(const DbCommand::Options& o) {
 }
 
 int run_profile(const DbCommand::Options& o) {
-  const kernels::GpuProbe probe = kernels::probe_gpus();
-  if (!probe.available) {
-    fmt::print(stderr,
-               "phantora: db profile needs a real NVIDIA GPU and this machine has none: {}.\n"
-               "Run it where a GPU is present; replaying a database needs no GPU.\n",
-               probe.reason);
-    return 3;
-  }
-  const KernelDb db = KernelDb::open(o.db, KernelDb::Mode::kReadOnly);
-  const auto missing = db.missing(gpu_key(o.gpu));
-  fmt::print(stderr,
-             "phantora: found {} GPU(s) (first: {}, driver {}); {} has {} missing signatures.\n"
-             "phantora: measuring is not implemented in this build: GEMMs through cuBLAS/cuBLASLt "
-             "(loaded with dlopen), attention and copies are still to come. Nothing was written.\n",
-             probe.devices.size(), probe.devices.front(), probe.driver_version, o.db,
-             missing.size());
-  return 4;
+  ProfileRequest r = o.profile_request;
+  r.db = o.db;
+  r.gpu = o.gpu;
+  if (!o.cuda_library.empty()) r.cuda_library = o.cuda_library;
+  return run_db_profile(r);
 }
 
 }  // namespace
@@ -278,9 +270,57 @@ DbCommand::DbCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
   o.missing->add_option("--csv", o.other, "Write them as CSV to this file ('-': stdout)");
 
   o.profile = cmd_->add_subcommand(
-      "profile", "Measure the missing signatures on this machine's GPU (needs a real GPU)");
-  db_arg(o.profile);
-  gpu_opt(o.profile);
+      "profile",
+      "Measure on this machine's GPU what the database lacks, and write the measured rows.\n"
+      "With a command after --, first runs it under `phantora run --kernel-db DATABASE` (no GPU "
+      "work) to record what it launches. Measured: GEMMs (replayed on zeroed scratch matrices "
+      "with the signature's types, transposes, batch and beta: with cublasGemmStridedBatchedEx, "
+      "or cublasLtMatmul when the signature has a bias, ReLU or GELU epilogue) and copies other "
+      "than peer copies (cudaMemcpyAsync between "
+      "scratch buffers, pinned or pageable host memory as recorded). Each: --warmup untimed "
+      "launches, then --repetitions launches each between two CUDA events; the row holds their "
+      "count, mean, min, max and standard deviation, the device name, driver, runtime and "
+      "cuBLAS versions, clocks and the time. Not measured, each listed with the reason: "
+      "attention, memory-bound and name-only kernel signatures, FP8 GEMMs, other epilogues, "
+      "peer copies. docs/kernels-db.md, \"Measuring\".");
+  // The database may also be given as --db, as in `phantora db profile --db FILE -- cmd`.
+  o.profile->add_option("database,--db", o.db, "Kernel database file (SQLite)")->required();
+  o.profile->add_option("--gpu", o.gpu,
+                        "The preset this GPU is (needed only when its device name matches none)");
+  ProfileRequest& pr = o.profile_request;
+  o.profile->add_option("--warmup", pr.warmup, "Untimed launches before timing each signature")
+      ->check(in_range("--warmup", whole_from_to(0, 1000)))
+      ->capture_default_str();
+  o.profile->add_option("--repetitions", pr.repetitions, "Timed launches per signature")
+      ->check(in_range("--repetitions", whole_from_to(1, 100000)))
+      ->capture_default_str();
+  o.profile->add_option("--device", pr.device, "CUDA device ordinal to measure on")
+      ->check(in_range("--device", whole_from_to(0, 1023)))
+      ->capture_default_str();
+  o.profile->add_option("--hosts", pr.hosts, "The job's simulated hosts (with a command)")
+      ->check(in_range("--hosts", whole_at_least(1)))
+      ->capture_default_str();
+  o.profile->add_option("--gpus-per-host", pr.gpus_per_host, "... and GPUs per host")
+      ->check(in_range("--gpus-per-host", whole_at_least(1)))
+      ->capture_default_str();
+  o.profile->add_option("--cuda-library", o.cuda_library,
+                        "One library that provides the CUDA runtime, cuBLAS, cuBLASLt and driver "
+                        "entry points (tests: the stand-in GPU); default: the system's libcudart, "
+                        "libcublas, libcublasLt and libcuda.so.1");
+  o.profile
+      ->add_option("--signatures", pr.signatures_file,
+                   "Also measure these canonical signatures, one per line (shape sweeps)")
+      ->check(CLI::ExistingFile);
+  o.profile->add_option("command", pr.job, "The job to run first, after --");
+
+  o.calibrate = cmd_->add_subcommand(
+      "calibrate",
+      "Every measured row beside what the cost models would charge without it, and per GPU "
+      "model and family the ratio predicted / measured (geometric mean, min, max). Fits nothing.");
+  o.calibrate->add_option("database,--db", o.db, "Kernel database file (SQLite)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  gpu_opt(o.calibrate);
 }
 
 DbCommand::~DbCommand() = default;
@@ -299,6 +339,7 @@ int DbCommand::run() const {
   if (o.merge->parsed()) return run_merge(o);
   if (o.missing->parsed()) return run_missing(o);
   if (o.profile->parsed()) return run_profile(o);
+  if (o.calibrate->parsed()) return run_db_calibrate(o.db, o.gpu);
   return 2;
 }
 

@@ -16,6 +16,33 @@
 #include "step_times.hpp"
 
 namespace phantora::tools {
+namespace {
+
+// report.json's gpu_time.by_family: for each signature family, per source, the operations
+// priced and the time charged (docs/report.md).
+nlohmann::json priced_by_family(const sim::KernelsCostProvider::PricedByFamily& priced) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [key, p] : priced) {
+    out[key.first][sim::to_string(key.second)] = {{"count", p.count},
+                                                  {"time_s", p.time.as_seconds()}};
+  }
+  return out;
+}
+
+// One summary line per family: where its time came from.
+void print_by_family(const nlohmann::json& by_family) {
+  fmt::print(stderr, "  GPU time by family and source:\n");
+  for (const auto& [family, sources] : by_family.items()) {
+    std::string line;
+    for (const auto& [source, v] : sources.items()) {
+      line += fmt::format("  {} {:.3f} ms ({})", source, v["time_s"].get<double>() * 1e3,
+                          v["count"].get<uint64_t>());
+    }
+    fmt::print(stderr, "    {:<8}{}\n", family, line);
+  }
+}
+
+}  // namespace
 
 int write_outputs(const RunOptions& o, const PreparedRun& run, sim::Simulation& simulation,
                   sim::RunOutcome outcome, const std::optional<std::filesystem::path>& job_log) {
@@ -46,7 +73,8 @@ int write_outputs(const RunOptions& o, const PreparedRun& run, sim::Simulation& 
         static_cast<double>(self.ru_utime.tv_usec + self.ru_stime.tv_usec) / 1e6;
     outcome.simulator_max_rss_bytes = static_cast<double>(self.ru_maxrss) * 1024.0;
   }
-  const nlohmann::json report = sim::make_report(run.config, stats, outcome);
+  nlohmann::json report = sim::make_report(run.config, stats, outcome);
+  report["gpu_time"]["by_family"] = priced_by_family(run.costs->priced());
   sim::write_file_atomically(o.out / "report.json", report.dump(2) + "\n");
   if (o.kernel_db) kernels::record_missing(*o.kernel_db, run.costs->model().missing());
   {
@@ -56,6 +84,7 @@ int write_outputs(const RunOptions& o, const PreparedRun& run, sim::Simulation& 
   }
   if (!o.quiet) {
     std::cerr << sim::summary_table(report);
+    print_by_family(report["gpu_time"]["by_family"]);
     fmt::print(stderr, "  outputs: {0}/report.json, {0}/trace.json, {0}/links.csv{1}\n",
                o.out.string(), job_log ? fmt::format(", {}", job_log->string()) : "");
   }

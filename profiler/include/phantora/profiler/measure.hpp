@@ -1,0 +1,47 @@
+// Measuring signatures on a GPU: each replayed on scratch buffers, timed with CUDA events after
+// warm-up launches, one event pair per repetition. docs/kernels-db.md, "Measuring".
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "phantora/kernels/kernel_db.hpp"
+#include "phantora/profiler/cuda_api.hpp"
+
+namespace phantora::profiler {
+
+struct MeasureOptions {
+  unsigned warmup = 5;        // untimed launches first: clocks ramp up, caches and cuBLAS warm
+  unsigned repetitions = 20;  // timed launches, each between its own pair of events
+  int device = 0;
+};
+
+struct Measured {
+  std::string signature;
+  std::vector<double> samples_us;  // in launch order
+  double median_us = 0;
+};
+
+struct NotMeasured {
+  std::string signature;
+  std::string reason;
+};
+
+struct ProfileReport {
+  std::vector<kernels::DbEntry> rows;  // one per measured signature, source `measured`
+  std::vector<Measured> measured;
+  std::vector<NotMeasured> unsupported;  // families or shapes the measurer cannot replay
+  std::vector<NotMeasured> failed;       // replay attempted, the library reported an error
+};
+
+// The device and software that measured: device name, driver API version, runtime and cuBLAS
+// versions and the SM and memory clocks, recorded now (UTC).
+kernels::Provenance read_provenance(const CudaApi& api, int device);
+
+// Measures each signature in turn on `options.device`; rows are keyed by `gpu_key`.
+ProfileReport measure_signatures(const CudaApi& api, const std::vector<std::string>& signatures,
+                                 const std::string& gpu_key, const MeasureOptions& options);
+
+double median(std::vector<double> samples);
+
+}  // namespace phantora::profiler

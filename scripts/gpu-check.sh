@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# The device check of the measuring half (docs/kernels-db.md, "The device check"): on a machine
+# with one NVIDIA GPU, in one call of under 8 minutes:
+#   1. build phantora if BUILD_DIR has none (needs the packages of scripts/setup.sh; no network)
+#   2. `phantora db profile`: the example GPT's launches (run under the simulator first) plus a
+#      GEMM shape sweep and an attention sweep (attention is listed as not measurable)
+#   3. the example GPT on the real GPU (its own step times)
+#   4. the same under `phantora run --gpu <this GPU>`, with the fresh database and without it
+#   5. $OUT/comparison.md: step times per step, GPU time by source, `db calibrate` per family
+# --dry-run plays steps 2 and 4 against the stand-in GPU (tests/profiler/standin_gpu.cpp, every
+# operation 10 us) with a small CUDA job instead of the GPT, and skips step 3 (no GPU here).
+#
+#   scripts/gpu-check.sh [--dry-run] [--python PY] [--build-dir DIR] [--out DIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DRY=0
+PY=${PYTHON:-python3}
+BUILD=${BUILD_DIR:-build}
+OUT=${OUT:-runs/gpu-check}
+while (($#)); do
+  case $1 in
+    --dry-run) DRY=1 ;;
+    --python) PY=$2; shift ;;
+    --build-dir) BUILD=$2; shift ;;
+    --out) OUT=$2; shift ;;
+    *) echo "gpu-check: unknown argument '$1' (see the header of $0)" >&2; exit 2 ;;
+  esac
+  shift
+done
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+export PATH=/usr/local/cuda/bin:$PATH
+PHANTORA=$BUILD/tools/phantora
+STANDIN=$BUILD/tests/profiler/libphantora_standin_gpu.so
+
+if [ ! -x "$PHANTORA" ] || { [ $DRY = 1 ] && [ ! -f "$STANDIN" ]; }; then
+  echo "gpu-check: building into $BUILD"
+  # On the GPU machine only phantora itself: the tests (GoogleTest, the stand-in) are not needed.
+  TESTS=OFF TARGETS=(phantora)
+  [ $DRY = 1 ] && TESTS=ON TARGETS=(phantora phantora_standin_gpu phantora_profiler_programs)
+  if ! cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPHANTORA_BUILD_BENCH=OFF \
+      -DPHANTORA_BUILD_TESTS=$TESTS >"$OUT/cmake.log" 2>&1; then
+    tail -20 "$OUT/cmake.log"
+    echo "gpu-check: configuring failed ($OUT/cmake.log): this machine lacks the packages" \
+         "scripts/setup.sh installs; install them, or bring a build directory (--build-dir)" >&2
+    exit 1
+  fi
+  cmake --build "$BUILD" -j"$(nproc)" --target "${TARGETS[@]}"
+fi
+
+# The GEMM sweep: square bf16 shapes and the example GPT's own (gpt-small: hidden 768, ffn 3072,
+# 8 x 1024 tokens), forward and both backward products. Attention: gpt-small's shape at three
+# lengths; the measurer cannot replay attention yet and says so in profile.log.
+SWEEP=$OUT/sweep.txt
+{
+  echo "# GEMM sweep"
+  for s in 256 512 1024 2048 4096 8192; do
+    echo "gemm:m=$s,n=$s,k=$s,batch=1,a=bf16,b=bf16,c=bf16,compute=f32,op_a=n,op_b=n,beta=0,epilogue=none"
+  done
+  for mnk in 8192,2304,768 8192,768,768 8192,3072,768 8192,768,3072 768,768,8192 3072,768,8192; do
+    IFS=, read -r m n k <<<"$mnk"
+    echo "gemm:m=$m,n=$n,k=$k,batch=1,a=bf16,b=bf16,c=bf16,compute=f32,op_a=t,op_b=n,beta=0,epilogue=none"
+  done
+  echo "# attention sweep"
+  for s in 512 1024 2048; do
+    echo "attn:pass=fwd,b=8,hq=12,hkv=12,sq=$s,sk=$s,d=64,causal=1,dtype=bf16,impl=fa2"
+  done
+} >"$SWEEP"
+
+if [ $DRY = 1 ]; then
+  JOB=("$BUILD/tests/profiler/programs/gemm_copy")
+  PROFILE_LIB=(--cuda-library "$STANDIN")
+  export PHANTORA_STANDIN_GPU_DEFAULT_US=10
+else
+  JOB=("$PY" examples/gpt.py --model gpt-small --batch-size 8 --steps 6)
+  PROFILE_LIB=()
+fi
+DB=$OUT/kernels.db
+rm -f "$DB" "$DB-wal" "$DB-shm"
+
+echo "gpu-check: profiling (log: $OUT/profile.log)"
+status=0
+"$PHANTORA" db profile --db "$DB" "${PROFILE_LIB[@]}" --signatures "$SWEEP" -- "${JOB[@]}" \
+  >"$OUT/profile.log" 2>&1 || status=$?
+# 5: some signatures failed to measure; the others were written and the check goes on.
+if [ $status != 0 ] && [ $status != 5 ]; then
+  tail -20 "$OUT/profile.log"; echo "gpu-check: db profile failed with status $status" >&2; exit 1
+fi
+GPU=$(sed -n 's/.*recorded as \([a-z0-9-]*\)$/\1/p' "$OUT/profile.log" | head -1)
+echo "gpu-check: measured as $GPU"
+
+if [ $DRY = 1 ]; then
+  echo "dry run: no real GPU run" >"$OUT/real.log"
+else
+  echo "gpu-check: the job on the real GPU"
+  "${JOB[@]}" >"$OUT/real.log" 2>&1
+fi
+for mode in db model; do
+  echo "gpu-check: the job under phantora run ($mode)"
+  DBARG=()
+  [ $mode = db ] && DBARG=(--kernel-db "$DB")
+  "$PHANTORA" run --gpu "$GPU" "${DBARG[@]}" --out "$OUT/sim-$mode" -- "${JOB[@]}" \
+    >"$OUT/sim-$mode.log" 2>&1
+done
+"$PHANTORA" db calibrate "$DB" >"$OUT/calibrate.txt"
+"$PY" scripts/gpu_check_compare.py --out "$OUT" >"$OUT/comparison.md"
+cat "$OUT/comparison.md"

@@ -1,0 +1,349 @@
+// A stand-in for a GPU with known kernel durations: exports the CUDA runtime, cuBLAS and driver
+// entry points the profiler calls (profiler/include/phantora/profiler/cuda_api.hpp) and plays a
+// single device whose streams advance by durations read from a table.
+//
+//   PHANTORA_STANDIN_GPU_TIMES  file of lines `<operation> | <us> <us> ...`; the k-th call of an
+//                               operation takes the (k mod n)-th duration. An operation missing
+//                               from the table fails loudly (the call returns an error).
+//   PHANTORA_STANDIN_GPU_LOG    every timed call, one `<operation>` line each, appended.
+//   PHANTORA_STANDIN_GPU_NAME   what cuDeviceGetName reports (default "NVIDIA H200").
+//   PHANTORA_STANDIN_GPU_DEFAULT_US  a duration for operations missing from the table, instead
+//                               of failing (scripts/gpu-check.sh --dry-run).
+//
+// <operation> spells the call's arguments that decide its duration, e.g.
+// `cublasGemmStridedBatchedEx opa=1 opb=0 m=256 n=512 k=128 lda=128 ldb=128 ldc=256 ...` and
+// `cudaMemcpyAsync kind=1 bytes=1048576 host=pinned` and `cublasLtMatmul compute=68 ... A=14:...`.
+// Events read the stream's clock, so cudaEventElapsedTime is the sum of the durations recorded
+// between two events.
+#include <cublasLt.h>
+#include <cublas_v2.h>
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Gpu {
+  std::mutex mu;
+  std::map<std::string, std::vector<double>> table;
+  std::map<std::string, size_t> calls;
+  std::map<const void*, double> stream_us;  // each stream's clock; null is the default stream
+  std::map<const void*, double> event_us;
+  std::set<const void*> pinned;
+  std::map<uintptr_t, size_t> device_allocations;
+  uintptr_t next_device = 0x7f0000000000;  // never dereferenced: the stand-in computes nothing
+  std::string loaded_path;
+
+  // (Re)reads the table when PHANTORA_STANDIN_GPU_TIMES names another file than last time, and
+  // starts its cycles afresh: one process (a gtest binary) may play several tables in turn.
+  void load() {
+    const char* path = std::getenv("PHANTORA_STANDIN_GPU_TIMES");
+    if (path == nullptr || loaded_path == path) return;
+    loaded_path = path;
+    table.clear();
+    calls.clear();
+    std::ifstream in(path);
+    if (!in) {
+      std::fprintf(stderr, "standin gpu: cannot read %s\n", path);
+      std::abort();
+    }
+    std::string line;
+    while (std::getline(in, line)) {
+      const size_t bar = line.find('|');
+      if (line.empty() || line[0] == '#' || bar == std::string::npos) continue;
+      std::string op = line.substr(0, bar);
+      while (!op.empty() && op.back() == ' ') op.pop_back();
+      std::istringstream durations(line.substr(bar + 1));
+      double us = 0;
+      while (durations >> us) table[op].push_back(us);
+    }
+  }
+
+  // Advances the stream by the operation's next duration; false when the table lacks it.
+  bool run(const void* stream, const std::string& op) {
+    std::lock_guard lock(mu);
+    load();
+    if (const char* log = std::getenv("PHANTORA_STANDIN_GPU_LOG")) {
+      std::ofstream(log, std::ios::app) << op << "\n";
+    }
+    const auto it = table.find(op);
+    if (it == table.end() || it->second.empty()) {
+      if (const char* fallback = std::getenv("PHANTORA_STANDIN_GPU_DEFAULT_US")) {
+        stream_us[stream] += std::atof(fallback);
+        return true;
+      }
+      std::fprintf(stderr, "standin gpu: no duration for '%s'\n", op.c_str());
+      return false;
+    }
+    const size_t k = calls[op]++;
+    stream_us[stream] += it->second[k % it->second.size()];
+    return true;
+  }
+};
+
+Gpu& gpu() {
+  static Gpu g;
+  return g;
+}
+
+}  // namespace
+
+extern "C" {
+
+cudaError_t cudaSetDevice(int device) {
+  return device == 0 ? cudaSuccess : cudaErrorInvalidDevice;
+}
+cudaError_t cudaMalloc(void** ptr, size_t bytes) {
+  std::lock_guard lock(gpu().mu);
+  const uintptr_t p = gpu().next_device;
+  gpu().next_device += (bytes + 255) / 256 * 256 + 256;
+  gpu().device_allocations[p] = bytes;
+  *ptr = reinterpret_cast<void*>(p);
+  return cudaSuccess;
+}
+cudaError_t cudaFree(void* ptr) {
+  std::lock_guard lock(gpu().mu);
+  return gpu().device_allocations.erase(reinterpret_cast<uintptr_t>(ptr)) == 1
+             ? cudaSuccess
+             : cudaErrorInvalidValue;
+}
+cudaError_t cudaMallocHost(void** ptr, size_t bytes) {
+  *ptr = std::malloc(bytes);
+  std::lock_guard lock(gpu().mu);
+  gpu().pinned.insert(*ptr);
+  return cudaSuccess;
+}
+cudaError_t cudaFreeHost(void* ptr) {
+  std::lock_guard lock(gpu().mu);
+  if (gpu().pinned.erase(ptr) != 1) return cudaErrorInvalidValue;
+  std::free(ptr);
+  return cudaSuccess;
+}
+cudaError_t cudaMemsetAsync(void*, int, size_t, cudaStream_t) {
+  return cudaSuccess;  // scratch initialisation: not timed
+}
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind,
+                            cudaStream_t stream) {
+  bool pinned = false;
+  {
+    std::lock_guard lock(gpu().mu);
+    pinned = gpu().pinned.count(dst) + gpu().pinned.count(src) > 0;
+  }
+  const bool host = kind != cudaMemcpyDeviceToDevice;
+  const std::string op = "cudaMemcpyAsync kind=" + std::to_string(static_cast<int>(kind)) +
+                         " bytes=" + std::to_string(bytes) +
+                         " host=" + (host ? (pinned ? "pinned" : "pageable") : "none");
+  return gpu().run(stream, op) ? cudaSuccess : cudaErrorInvalidValue;
+}
+cudaError_t cudaStreamCreate(cudaStream_t* stream) {
+  *stream = reinterpret_cast<cudaStream_t>(new char);
+  return cudaSuccess;
+}
+cudaError_t cudaStreamDestroy(cudaStream_t stream) {
+  delete reinterpret_cast<char*>(stream);
+  return cudaSuccess;
+}
+cudaError_t cudaStreamSynchronize(cudaStream_t) {
+  return cudaSuccess;
+}
+cudaError_t cudaEventCreate(cudaEvent_t* event) {
+  *event = reinterpret_cast<cudaEvent_t>(new char);
+  return cudaSuccess;
+}
+cudaError_t cudaEventDestroy(cudaEvent_t event) {
+  delete reinterpret_cast<char*>(event);
+  return cudaSuccess;
+}
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
+  std::lock_guard lock(gpu().mu);
+  gpu().event_us[event] = gpu().stream_us[stream];
+  return cudaSuccess;
+}
+cudaError_t cudaEventSynchronize(cudaEvent_t) {
+  return cudaSuccess;
+}
+cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
+  std::lock_guard lock(gpu().mu);
+  auto& ev = gpu().event_us;
+  if (ev.count(start) == 0 || ev.count(end) == 0) return cudaErrorInvalidResourceHandle;
+  *ms = static_cast<float>((ev[end] - ev[start]) / 1000.0);
+  return cudaSuccess;
+}
+cudaError_t cudaRuntimeGetVersion(int* version) {
+  *version = 13000;
+  return cudaSuccess;
+}
+const char* cudaGetErrorString(cudaError_t error) {
+  return error == cudaErrorInvalidValue ? "invalid argument (stand-in)" : "error (stand-in)";
+}
+
+cublasStatus_t cublasCreate_v2(cublasHandle_t* handle) {
+  *handle = reinterpret_cast<cublasHandle_t>(new cudaStream_t(nullptr));
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasDestroy_v2(cublasHandle_t handle) {
+  delete reinterpret_cast<cudaStream_t*>(handle);
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasSetStream_v2(cublasHandle_t handle, cudaStream_t stream) {
+  *reinterpret_cast<cudaStream_t*>(handle) = stream;
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasGemmStridedBatchedEx(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
+    const void*, const void*, cudaDataType atype, int lda, long long stride_a, const void*,
+    cudaDataType btype, int ldb, long long stride_b, const void* beta, void*, cudaDataType ctype,
+    int ldc, long long stride_c, int batch, cublasComputeType_t compute, cublasGemmAlgo_t) {
+  float beta_f = 0;  // the tests use 32F compute types
+  std::memcpy(&beta_f, beta, sizeof(beta_f));
+  std::ostringstream op;
+  op << "cublasGemmStridedBatchedEx opa=" << transa << " opb=" << transb << " m=" << m << " n=" << n
+     << " k=" << k << " lda=" << lda << " ldb=" << ldb << " ldc=" << ldc << " stride_a=" << stride_a
+     << " stride_b=" << stride_b << " stride_c=" << stride_c << " batch=" << batch
+     << " atype=" << atype << " btype=" << btype << " ctype=" << ctype << " compute=" << compute
+     << " beta=" << beta_f;
+  const cudaStream_t stream = *reinterpret_cast<cudaStream_t*>(handle);
+  return gpu().run(stream, op.str()) ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_NOT_SUPPORTED;
+}
+// cuBLASLt: descriptors hold what was set on them; the matmul's operation spells them out.
+struct LtDesc {
+  cublasComputeType_t compute;
+  cudaDataType_t scale;
+  int32_t transa = 0, transb = 0;
+  uint32_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  bool bias = false;
+};
+struct LtLayout {
+  cudaDataType type;
+  uint64_t rows, cols;
+  int64_t ld;
+  int32_t batch = 1;
+  int64_t stride = 0;
+};
+
+cublasStatus_t cublasLtCreate(cublasLtHandle_t* handle) {
+  *handle = reinterpret_cast<cublasLtHandle_t>(new char);
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtDestroy(cublasLtHandle_t handle) {
+  delete reinterpret_cast<char*>(handle);
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t* desc, cublasComputeType_t compute,
+                                        cudaDataType_t scale) {
+  *desc = reinterpret_cast<cublasLtMatmulDesc_t>(new LtDesc{compute, scale});
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t desc) {
+  delete reinterpret_cast<LtDesc*>(desc);
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t desc,
+                                              cublasLtMatmulDescAttributes_t attr, const void* buf,
+                                              size_t size) {
+  LtDesc& d = *reinterpret_cast<LtDesc*>(desc);
+  if (attr == CUBLASLT_MATMUL_DESC_TRANSA && size == sizeof(int32_t)) {
+    std::memcpy(&d.transa, buf, size);
+  } else if (attr == CUBLASLT_MATMUL_DESC_TRANSB && size == sizeof(int32_t)) {
+    std::memcpy(&d.transb, buf, size);
+  } else if (attr == CUBLASLT_MATMUL_DESC_EPILOGUE && size == sizeof(uint32_t)) {
+    std::memcpy(&d.epilogue, buf, size);
+  } else if (attr == CUBLASLT_MATMUL_DESC_BIAS_POINTER && size == sizeof(void*)) {
+    d.bias = true;
+  } else {
+    std::fprintf(stderr, "standin gpu: matmul attribute %d of %zu bytes not handled\n",
+                 static_cast<int>(attr), size);
+    return CUBLAS_STATUS_NOT_SUPPORTED;
+  }
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t* layout, cudaDataType type,
+                                          uint64_t rows, uint64_t cols, int64_t ld) {
+  *layout = reinterpret_cast<cublasLtMatrixLayout_t>(new LtLayout{type, rows, cols, ld});
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t layout) {
+  delete reinterpret_cast<LtLayout*>(layout);
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t layout,
+                                                cublasLtMatrixLayoutAttribute_t attr,
+                                                const void* buf, size_t size) {
+  LtLayout& l = *reinterpret_cast<LtLayout*>(layout);
+  if (attr == CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT && size == sizeof(int32_t)) {
+    std::memcpy(&l.batch, buf, size);
+  } else if (attr == CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET && size == sizeof(int64_t)) {
+    std::memcpy(&l.stride, buf, size);
+  } else {
+    return CUBLAS_STATUS_NOT_SUPPORTED;
+  }
+  return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t desc, const void*, const void*,
+                              cublasLtMatrixLayout_t a, const void*, cublasLtMatrixLayout_t b,
+                              const void* beta, const void*, cublasLtMatrixLayout_t c, void*,
+                              cublasLtMatrixLayout_t d, const cublasLtMatmulAlgo_t*, void*,
+                              size_t workspace, cudaStream_t stream) {
+  const LtDesc& m = *reinterpret_cast<const LtDesc*>(desc);
+  auto spell = [](cublasLtMatrixLayout_t layout) {
+    const LtLayout& l = *reinterpret_cast<const LtLayout*>(layout);
+    std::ostringstream o;
+    o << l.type << ":" << l.rows << "x" << l.cols << ":ld" << l.ld << ":batch" << l.batch
+      << ":stride" << l.stride;
+    return o.str();
+  };
+  float beta_f = 0;  // the tests use 32F scale types
+  std::memcpy(&beta_f, beta, sizeof(beta_f));
+  std::ostringstream op;
+  op << "cublasLtMatmul compute=" << m.compute << " scale=" << m.scale << " transa=" << m.transa
+     << " transb=" << m.transb << " epilogue=" << m.epilogue << " bias=" << m.bias
+     << " A=" << spell(a) << " B=" << spell(b) << " C=" << spell(c) << " D=" << spell(d)
+     << " beta=" << beta_f << " workspace=" << workspace;
+  return gpu().run(stream, op.str()) ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_NOT_SUPPORTED;
+}
+
+cublasStatus_t cublasGetProperty(libraryPropertyType type, int* value) {
+  *value = type == MAJOR_VERSION ? 13 : type == MINOR_VERSION ? 1 : 7;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+CUresult cuInit(unsigned int) {
+  return CUDA_SUCCESS;
+}
+CUresult cuDeviceGet(CUdevice* device, int ordinal) {
+  if (ordinal != 0) return CUDA_ERROR_INVALID_DEVICE;
+  *device = 0;
+  return CUDA_SUCCESS;
+}
+CUresult cuDeviceGetCount(int* count) {
+  *count = 1;
+  return CUDA_SUCCESS;
+}
+CUresult cuDeviceGetName(char* name, int len, CUdevice) {
+  const char* env = std::getenv("PHANTORA_STANDIN_GPU_NAME");
+  std::snprintf(name, static_cast<size_t>(len), "%s", env != nullptr ? env : "NVIDIA H200");
+  return CUDA_SUCCESS;
+}
+CUresult cuDeviceGetAttribute(int* value, CUdevice_attribute attribute, CUdevice) {
+  // H200's maximum SM and memory clocks in kHz.
+  *value = attribute == CU_DEVICE_ATTRIBUTE_CLOCK_RATE          ? 1980000
+           : attribute == CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE ? 3201000
+                                                                : 0;
+  return CUDA_SUCCESS;
+}
+CUresult cuDriverGetVersion(int* version) {
+  *version = 13000;
+  return CUDA_SUCCESS;
+}
+
+}  // extern "C"
