@@ -533,9 +533,15 @@ def case_crash_after_init(mode, ending):
 def case_host_timing():
     # nccl-tests' host-timed column: std::chrono around 20 all-reduces on 8 GPUs driven by one
     # process, waited for by polling each stream with cudaStreamQuery. Host and CUDA-event
-    # timings must agree within 2 % from 1 MiB up, in every --cpu-time mode: what separates
-    # them is the first launch's latency (4 us) and host call costs (a few us), spread over 20
-    # iterations of >= 25 us each. The zero-mode run must finish (polling is waiting).
+    # timings must agree within 2 % from 1 MiB up wherever the GPU bounds the loop: what
+    # separates them is the first launch's latency (4 us) and host call costs, spread over 20
+    # iterations of >= 25 us each. The zero-mode run must finish (polling is waiting). In
+    # measured mode a slow or loaded machine (the sanitizer build, -j2) can make the program's
+    # own CPU time per iteration exceed the GPU's at small sizes: the loop is then host-bound,
+    # both columns are right and differ by a launch and a poll per 20 iterations, so such a row
+    # (its event time above the zero-mode GPU time by more than 1 %) is shown, not asserted;
+    # from 16 MiB every row must be GPU-bound and agree.
+    gpu_us = {}
     for mode in ("zero", "model", "measured"):
         r = run(f"host_timing_{mode}", [prog("host_timing"), "-b", str(MIB), "-e", str(256 * MIB)],
                 flags=["--hosts", "1", "--gpus-per-host", "8", "--gpu", "h100", "--cpu-time", mode],
@@ -544,8 +550,15 @@ def case_host_timing():
                 if len(line.split()) == 3 and line.split()[0].isdigit()]
         check(len(rows) == 5, f"{mode}: 5 sizes from 1 MiB to 256 MiB ({len(rows)} rows)")
         for size, host_us, event_us in rows:
-            within(host_us, event_us, 0.02,
-                   f"{mode}: host-timed all-reduce of {int(size) // MIB} MiB vs CUDA events (us)")
+            label = f"{mode}: host-timed all-reduce of {int(size) // MIB} MiB vs CUDA events (us)"
+            if mode == "zero":
+                gpu_us[size] = event_us
+            host_bound = mode != "zero" and event_us > 1.01 * gpu_us.get(size, event_us)
+            if host_bound and size < 16 * MIB:
+                print(f"host-bound, not asserted: {label}: {host_us} vs {event_us} "
+                      f"(GPU alone {gpu_us[size]})")
+                continue
+            within(host_us, event_us, 0.02, label)
 
 
 def span_clusters(spans):
