@@ -171,8 +171,9 @@ check(len(steps) == job.steps, f"rank 0's timeline has {job.steps} steps ({len(s
 # The printed time runs from perf_counter before torch.randint to after torch.cuda.synchronize;
 # the span from randint's launch to the last operation's end. They differ by the rounding of
 # the print and by the host's own time before the first and after the last launch: Python's
-# real CPU time in measured mode (under 1 % of a step), a few modelled call costs in model mode.
-slack = 0.01 if cpu_time == "measured" else 0.0005
+# real CPU time in measured mode (under 1 % of a step on a quiet machine; 3.4 % seen once for
+# FSDP2 + AC on a loaded 2-core CI run, so 5 % here), a few modelled call costs in model mode.
+slack = 0.05 if cpu_time == "measured" else 0.0005
 for k, (ms, st) in enumerate(zip(printed_ms, steps), 1):
     span = (st.end_us - st.start_us) / 1e3
     check(abs(ms - span) <= PRINT_MS + slack * ms,
