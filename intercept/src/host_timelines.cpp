@@ -313,19 +313,6 @@ void Timelines::set_state(ThreadState s) {
 namespace {
 constexpr int64_t kStallAfterNs = 20'000'000;
 constexpr double kStallBusyShare = 0.2;
-
-// Time a thread has spent on a CPU or waiting for one (/proc/self/task/TID/schedstat), so that
-// a thread starved of CPU on an oversubscribed machine does not look stalled.
-int64_t thread_demand_ns(int tid) {
-  char path[64];
-  std::snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", tid);
-  std::FILE* f = std::fopen(path, "r");
-  if (f == nullptr) return -1;
-  unsigned long long run = 0, wait = 0;
-  const int n = std::fscanf(f, "%llu %llu", &run, &wait);
-  std::fclose(f);
-  return n == 2 ? static_cast<int64_t>(run + wait) : -1;
-}
 }  // namespace
 
 bool Timelines::watch_stalls() {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 
 namespace phantora::shim {
 
@@ -19,6 +20,17 @@ int real_clock_gettime(clockid_t clock, timespec* ts) {
     real.store(fn, std::memory_order_relaxed);
   }
   return fn(clock, ts);
+}
+
+int64_t thread_demand_ns(int tid) {
+  char path[64];
+  std::snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", tid);
+  std::FILE* f = std::fopen(path, "r");
+  if (f == nullptr) return -1;
+  unsigned long long run = 0, wait = 0;
+  const int n = std::fscanf(f, "%llu %llu", &run, &wait);
+  std::fclose(f);
+  return n == 2 ? static_cast<int64_t>(run + wait) : -1;
 }
 
 }  // namespace phantora::shim

@@ -23,4 +23,9 @@ inline int64_t thread_cpu_ns() {
   return real_ns(CLOCK_THREAD_CPUTIME_ID);
 }
 
+// Time thread `tid` of this process has spent running plus waiting on a run queue
+// (/proc/self/task/TID/schedstat), -1 if unreadable: a thread starved of CPU on an
+// oversubscribed machine still shows demand, one blocked shows none.
+int64_t thread_demand_ns(int tid);
+
 }  // namespace phantora::shim

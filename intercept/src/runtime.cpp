@@ -39,15 +39,10 @@ constexpr int64_t kIdleAfterNs = 2'000'000'000;
 // as waiting; above it, the process is computing and keeps bounding the simulation.
 constexpr double kIdleBusyShare = 0.2;
 
-// Time the main thread spent running plus waiting on a run queue (/proc/self/schedstat), so
-// that a rank starved of CPU on an oversubscribed machine still counts as busy.
+// The main thread's demand (real_clock.hpp), so that a rank starved of CPU on an
+// oversubscribed machine still counts as busy.
 int64_t main_thread_demand_ns() {
-  std::FILE* f = std::fopen("/proc/self/schedstat", "r");
-  if (f == nullptr) return 0;
-  unsigned long long run = 0, wait = 0;
-  const int n = std::fscanf(f, "%llu %llu", &run, &wait);
-  std::fclose(f);
-  return n == 2 ? static_cast<int64_t>(run + wait) : 0;
+  return std::max<int64_t>(0, thread_demand_ns(getpid()));
 }
 
 // The thread's CPU clock is a system call to read (no vDSO fast path), so it is read once per
