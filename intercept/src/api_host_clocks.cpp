@@ -133,30 +133,39 @@ timespec to_timespec(int64_t ns) {
 }
 
 // A thread that reads the clock over and over while it does not move (model and zero modes:
-// CPU time costs nothing) is spinning until a deadline: after kSpinReads such reads its clock
-// moves by the real time the spin has taken, so that the loop ends as it would on the machine.
+// CPU time costs nothing) may be spinning until a deadline, and would spin forever. A spin is
+// kSpinReads reads in a row, each within kSpinGapNs of real time of the one before, with the
+// clock standing still; from then on every further read of the spin moves the clock by
+// kSpinStepNs, so that the loop ends at its deadline (to within one step). The step is fixed,
+// not the real time spun, so that model mode stays deterministic; the real-time gap only tells a
+// tight loop from a program that does work between reads (Python's logging and PyTorch's
+// DTensor read the clock thousands of times in a first step, seconds apart on a loaded
+// machine: charging that real time gave a 3 s first step and, under CI load, 2.7 s steps).
 constexpr int kSpinReads = 1000;
+constexpr int64_t kSpinGapNs = 50'000;
+constexpr int64_t kSpinStepNs = 1'000;
 struct ClockSpin {
   int64_t value = -1;
   int reads = 0;
-  int64_t since_real_ns = 0;
+  int64_t last_real_ns = 0;
 };
 thread_local ClockSpin t_spin;
 
 int64_t host_now_ns() {
-  int64_t t = Runtime::virtual_time_ns();
+  const int64_t t = Runtime::virtual_time_ns();
+  const int64_t real = real_monotonic_ns();
   ClockSpin& s = t_spin;
-  if (t != s.value) {
-    s = ClockSpin{t, 0, real_monotonic_ns()};
+  const bool tight = t == s.value && real - s.last_real_ns <= kSpinGapNs;
+  s.last_real_ns = real;
+  if (!tight) {
+    s.value = t;
+    s.reads = 0;
     return t;
   }
-  if (++s.reads >= kSpinReads) {
-    const int64_t spun = real_monotonic_ns() - s.since_real_ns;
-    Timelines::advance_to((t + spun) * 1000);
-    t = Runtime::virtual_time_ns();
-    s = ClockSpin{t, 0, real_monotonic_ns()};
-  }
-  return t;
+  if (++s.reads < kSpinReads) return t;
+  Timelines::advance_to((t + kSpinStepNs) * 1000);
+  s.value = Runtime::virtual_time_ns();
+  return s.value;
 }
 
 // The simulated reading of a clock of kind `k` (not kReal).
@@ -167,11 +176,14 @@ int64_t simulated_ns(ClockKind k) {
 
 // Converts an absolute deadline on simulated clock `c` into the same span of real time from now
 // on real clock `c`.
+// The real clock a simulated clock's deadlines are waited on.
+clockid_t real_clock_for(clockid_t c) {
+  return kind_of(c) == ClockKind::kRealtime ? CLOCK_REALTIME : CLOCK_MONOTONIC;
+}
+
 timespec real_deadline(clockid_t c, const timespec& deadline) {
   const int64_t left = to_ns(deadline) - simulated_ns(kind_of(c));
-  const clockid_t real_clock =
-      kind_of(c) == ClockKind::kRealtime ? CLOCK_REALTIME : CLOCK_MONOTONIC;
-  return to_timespec(real_ns(real_clock) + (left > 0 ? left : 0));
+  return to_timespec(real_ns(real_clock_for(c)) + (left > 0 ? left : 0));
 }
 
 // The simulated time (host clock, ps) of an absolute deadline on clock `c`.
@@ -187,6 +199,47 @@ clockid_t clock_of(const pthread_cond_t* cond) {
   return (cond->__data.__wrefs & 2) != 0 ? CLOCK_MONOTONIC : CLOCK_REALTIME;
 }
 
+// --- timeouts end where the rest of the process is --------------------------------------------
+//
+// A wait that times out lasts its span of real time and ends, in simulated time, at its
+// deadline. On a machine every thread reads one clock, so it could not have ended before the
+// program's other threads got there; here simulated time moves at its own pace, and a thread
+// that wakes on a timeout every second of real time (PyTorch's NCCL watchdog, a Python thread in
+// a sleep loop) would run seconds ahead of the threads that do the work, and carry that clock to
+// them through whatever it hands on (a Python lock it releases, a condition variable it
+// signals). A tensor-parallel job's step took 9 s that way. So once its real span is over the
+// wait goes on, in slices of real time, while another thread that does CUDA work is behind the
+// deadline (Timelines::others_behind). `again` waits one slice and says whether the wait ended
+// for its own reason meanwhile (signalled, posted, an fd ready, a signal). A wait that would go
+// on for longer than kCatchUpLimitNs of real time ends at its deadline anyway, with a note: the
+// program waits in real time for something its other threads do only later.
+constexpr int64_t kCatchUpSliceNs = 1'000'000;
+constexpr int64_t kCatchUpLimitNs = 120'000'000'000;
+
+template <typename Again>
+bool catch_up(int64_t deadline_ps, Again&& again) {
+  const int64_t since = real_monotonic_ns();
+  while (Timelines::others_behind(deadline_ps)) {
+    if (real_monotonic_ns() - since > kCatchUpLimitNs) {
+      static std::atomic<bool> noted{false};
+      if (!noted.exchange(true))
+        std::fprintf(stderr,
+                     "phantora: process %d: a timed wait ended at its deadline after waiting "
+                     "%lld s of real time for the process's other threads to reach it "
+                     "(docs/time.md, \"Sleeps and timed waits\")\n",
+                     static_cast<int>(getpid()), static_cast<long long>(kCatchUpLimitNs / kNsPerS));
+      return false;
+    }
+    if (again()) return true;
+  }
+  return false;
+}
+
+// One slice of real time from now on real clock `c`, as an absolute deadline.
+timespec slice_end(clockid_t c) {
+  return to_timespec(real_ns(c) + kCatchUpSliceNs);
+}
+
 // A thread released by the object it waited on: takes the hand-off, or the deadline if it
 // timed out.
 void after_timed_wait(const void* object, bool timed_out, int64_t deadline) {
@@ -194,9 +247,48 @@ void after_timed_wait(const void* object, bool timed_out, int64_t deadline) {
   if (timed_out && deadline >= 0) Timelines::advance_to(deadline);
 }
 
-// A sleep of `ns` that ran (or was cut short with `left` remaining).
-void slept(int64_t ns) {
-  if (ns > 0) Timelines::advance_to(Timelines::self().clock_ps.load() + ns * 1000);
+// Sleeps `span` of real time for a sleep ending at simulated `end_ps`, then until the rest of the
+// process is there. The thread's clock is at the end from the start (it cannot submit work
+// before), so that two threads sleeping to different ends wake in their order. Returns
+// clock_nanosleep's result; a signal that cuts the sleep short leaves `left` and the clock
+// where the sleep was.
+int sleep_until(int64_t end_ps, const timespec& span, timespec* left) {
+  PHANTORA_REAL(clock_nanosleep);
+  const int64_t from_ps = Timelines::self().clock_ps.load();
+  Timelines::advance_to(end_ps);
+  timespec rest{};
+  const int rc = real_clock_nanosleep(CLOCK_MONOTONIC, 0, &span, &rest);
+  if (rc != 0) {
+    Timelines::rewind_to(from_ps + (to_ns(span) - to_ns(rest)) * 1000);
+    if (left != nullptr) *left = rest;
+    return rc;
+  }
+  catch_up(end_ps, [] {
+    const timespec slice = to_timespec(kCatchUpSliceNs);
+    return real_clock_nanosleep(CLOCK_MONOTONIC, 0, &slice, nullptr) != 0;
+  });
+  return 0;
+}
+
+// A poll, select or epoll wait with a timeout of `ns`: the thread neither bounds the others'
+// timeouts while it waits (its clock stays where it was) nor ends before them. `wait(ms)` waits
+// once with a timeout in milliseconds (the first time the program's own) and returns the call's
+// result; a timeout moves the clock by `ns`.
+template <typename Wait>
+int poll_with_timeout(int64_t ns, Wait&& wait) {
+  Timeline& self = Timelines::self();
+  self.polling.store(true, std::memory_order_relaxed);
+  int rc = wait(-1);
+  if (rc == 0) {
+    const int64_t end_ps = self.clock_ps.load() + ns * 1000;
+    catch_up(end_ps, [&] {
+      rc = wait(static_cast<int>(kCatchUpSliceNs / 1'000'000));
+      return rc != 0;
+    });
+    if (rc == 0) Timelines::advance_to(end_ps);
+  }
+  self.polling.store(false, std::memory_order_relaxed);
+  return rc;
 }
 
 }  // namespace
@@ -238,11 +330,10 @@ time_t time(time_t* out) noexcept {
 int nanosleep(const struct timespec* req, struct timespec* rem) {
   PHANTORA_REAL(nanosleep);
   if (req == nullptr || !active()) return real_nanosleep(req, rem);
-  timespec left{};
-  const int rc = real_nanosleep(req, &left);
-  slept(to_ns(*req) - (rc == 0 ? 0 : to_ns(left)));
-  if (rem != nullptr) *rem = left;
-  return rc;
+  const int rc = sleep_until(Timelines::self().clock_ps.load() + to_ns(*req) * 1000, *req, rem);
+  if (rc == 0) return 0;
+  errno = rc;
+  return -1;
 }
 
 int clock_nanosleep(clockid_t clock, int flags, const struct timespec* req, struct timespec* rem) {
@@ -251,19 +342,13 @@ int clock_nanosleep(clockid_t clock, int flags, const struct timespec* req, stru
   if (req == nullptr || k == ClockKind::kReal || !active())
     return real_clock_nanosleep(clock, flags, req, rem);
   if ((flags & TIMER_ABSTIME) != 0) {
-    // Until a simulated deadline: sleep the simulated time left, and wake at the deadline.
+    // Until a simulated deadline: sleep the simulated time left, and wake at the deadline. (An
+    // absolute sleep cut short is simply called again; it has no `rem`.)
     const int64_t left = to_ns(*req) - simulated_ns(k);
     if (left <= 0) return 0;
-    const timespec span = to_timespec(left);
-    const int rc = real_clock_nanosleep(CLOCK_MONOTONIC, 0, &span, nullptr);
-    if (rc == 0) Timelines::advance_to(deadline_ps(clock, *req));
-    return rc;
+    return sleep_until(deadline_ps(clock, *req), to_timespec(left), nullptr);
   }
-  timespec left{};
-  const int rc = real_clock_nanosleep(clock, 0, req, &left);
-  slept(to_ns(*req) - (rc == 0 ? 0 : to_ns(left)));
-  if (rem != nullptr) *rem = left;
-  return rc;
+  return sleep_until(Timelines::self().clock_ps.load() + to_ns(*req) * 1000, *req, rem);
 }
 
 int usleep(useconds_t us) {
@@ -282,16 +367,19 @@ unsigned int sleep(unsigned int seconds) {
 
 int poll(struct pollfd* fds, nfds_t n, int timeout_ms) {
   PHANTORA_REAL(poll);
-  const int rc = real_poll(fds, n, timeout_ms);
-  if (rc == 0 && timeout_ms > 0 && active()) slept(static_cast<int64_t>(timeout_ms) * 1'000'000);
-  return rc;
+  if (timeout_ms <= 0 || !active()) return real_poll(fds, n, timeout_ms);
+  return poll_with_timeout(static_cast<int64_t>(timeout_ms) * 1'000'000,
+                           [&](int ms) { return real_poll(fds, n, ms < 0 ? timeout_ms : ms); });
 }
 
 int ppoll(struct pollfd* fds, nfds_t n, const struct timespec* timeout, const sigset_t* mask) {
   PHANTORA_REAL(ppoll);
-  const int rc = real_ppoll(fds, n, timeout, mask);
-  if (rc == 0 && timeout != nullptr && active()) slept(to_ns(*timeout));
-  return rc;
+  if (timeout == nullptr || to_ns(*timeout) <= 0 || !active())
+    return real_ppoll(fds, n, timeout, mask);
+  return poll_with_timeout(to_ns(*timeout), [&](int ms) {
+    const timespec slice = to_timespec(static_cast<int64_t>(ms) * 1'000'000);
+    return real_ppoll(fds, n, ms < 0 ? timeout : &slice, mask);
+  });
 }
 
 int select(int nfds, fd_set* r, fd_set* w, fd_set* e, struct timeval* timeout) {
@@ -299,16 +387,28 @@ int select(int nfds, fd_set* r, fd_set* w, fd_set* e, struct timeval* timeout) {
   const int64_t ns = timeout != nullptr
                          ? static_cast<int64_t>(timeout->tv_sec) * kNsPerS + timeout->tv_usec * 1000
                          : -1;
-  const int rc = real_select(nfds, r, w, e, timeout);
-  if (rc == 0 && ns > 0 && active()) slept(ns);
-  return rc;
+  if (ns <= 0 || !active()) return real_select(nfds, r, w, e, timeout);
+  // select clears the sets it was given when it times out: each slice waits on the originals.
+  fd_set r0{}, w0{}, e0{};
+  if (r != nullptr) r0 = *r;
+  if (w != nullptr) w0 = *w;
+  if (e != nullptr) e0 = *e;
+  return poll_with_timeout(ns, [&](int ms) {
+    if (ms < 0) return real_select(nfds, r, w, e, timeout);
+    if (r != nullptr) *r = r0;
+    if (w != nullptr) *w = w0;
+    if (e != nullptr) *e = e0;
+    timeval slice{0, static_cast<suseconds_t>(ms) * 1000};
+    return real_select(nfds, r, w, e, &slice);
+  });
 }
 
 int epoll_wait(int epfd, struct epoll_event* events, int max, int timeout_ms) {
   PHANTORA_REAL(epoll_wait);
-  const int rc = real_epoll_wait(epfd, events, max, timeout_ms);
-  if (rc == 0 && timeout_ms > 0 && active()) slept(static_cast<int64_t>(timeout_ms) * 1'000'000);
-  return rc;
+  if (timeout_ms <= 0 || !active()) return real_epoll_wait(epfd, events, max, timeout_ms);
+  return poll_with_timeout(static_cast<int64_t>(timeout_ms) * 1'000'000, [&](int ms) {
+    return real_epoll_wait(epfd, events, max, ms < 0 ? timeout_ms : ms);
+  });
 }
 
 // --- hand-offs between threads --------------------------------------------------------------
@@ -341,7 +441,12 @@ int pthread_cond_timedwait(pthread_cond_t* cond, pthread_mutex_t* mutex,
   const clockid_t c = clock_of(cond);
   const timespec real = real_deadline(c, *deadline);
   Timelines::before_wait(cond);
-  const int rc = real_pthread_cond_timedwait(cond, mutex, &real);
+  int rc = real_pthread_cond_timedwait(cond, mutex, &real);
+  if (rc == ETIMEDOUT && catch_up(deadline_ps(c, *deadline), [&] {
+        const timespec slice = slice_end(real_clock_for(c));
+        return real_pthread_cond_timedwait(cond, mutex, &slice) != ETIMEDOUT;
+      }))
+    rc = 0;
   after_timed_wait(cond, rc == ETIMEDOUT, deadline_ps(c, *deadline));
   return rc;
 }
@@ -353,7 +458,12 @@ int pthread_cond_clockwait(pthread_cond_t* cond, pthread_mutex_t* mutex, clockid
     return real_pthread_cond_clockwait(cond, mutex, clock, deadline);
   const timespec real = real_deadline(clock, *deadline);
   Timelines::before_wait(cond);
-  const int rc = real_pthread_cond_clockwait(cond, mutex, clock, &real);
+  int rc = real_pthread_cond_clockwait(cond, mutex, clock, &real);
+  if (rc == ETIMEDOUT && catch_up(deadline_ps(clock, *deadline), [&] {
+        const timespec slice = slice_end(clock);
+        return real_pthread_cond_clockwait(cond, mutex, clock, &slice) != ETIMEDOUT;
+      }))
+    rc = 0;
   after_timed_wait(cond, rc == ETIMEDOUT, deadline_ps(clock, *deadline));
   return rc;
 }
@@ -391,10 +501,18 @@ int sem_timedwait(sem_t* sem, const struct timespec* deadline) {
   if (!active()) return real_sem_timedwait(sem, deadline);
   const timespec real = real_deadline(CLOCK_REALTIME, *deadline);
   Timelines::before_wait(sem);
-  const int rc = real_sem_timedwait(sem, &real);
-  const bool timed_out = rc != 0 && errno == ETIMEDOUT;
+  int rc = real_sem_timedwait(sem, &real);
+  bool timed_out = rc != 0 && errno == ETIMEDOUT;
+  if (timed_out && catch_up(deadline_ps(CLOCK_REALTIME, *deadline), [&] {
+        const timespec slice = slice_end(CLOCK_REALTIME);
+        rc = real_sem_timedwait(sem, &slice);
+        return rc == 0 || errno != ETIMEDOUT;
+      }))
+    timed_out = false;
+  const int saved = errno;
   if (Timelines::after_wait(sem) < 0 && rc == 0) took_posted(sem);
   if (timed_out) Timelines::advance_to(deadline_ps(CLOCK_REALTIME, *deadline));
+  errno = saved;
   return rc;
 }
 
@@ -404,10 +522,18 @@ int sem_clockwait(sem_t* sem, clockid_t clock, const struct timespec* deadline) 
     return real_sem_clockwait(sem, clock, deadline);
   const timespec real = real_deadline(clock, *deadline);
   Timelines::before_wait(sem);
-  const int rc = real_sem_clockwait(sem, clock, &real);
-  const bool timed_out = rc != 0 && errno == ETIMEDOUT;
+  int rc = real_sem_clockwait(sem, clock, &real);
+  bool timed_out = rc != 0 && errno == ETIMEDOUT;
+  if (timed_out && catch_up(deadline_ps(clock, *deadline), [&] {
+        const timespec slice = slice_end(real_clock_for(clock));
+        rc = real_sem_clockwait(sem, real_clock_for(clock), &slice);
+        return rc == 0 || errno != ETIMEDOUT;
+      }))
+    timed_out = false;
+  const int saved = errno;
   if (Timelines::after_wait(sem) < 0 && rc == 0) took_posted(sem);
   if (timed_out) Timelines::advance_to(deadline_ps(clock, *deadline));
+  errno = saved;
   return rc;
 }
 
@@ -415,7 +541,13 @@ int pthread_mutex_timedlock(pthread_mutex_t* mutex, const struct timespec* deadl
   PHANTORA_REAL(pthread_mutex_timedlock);
   if (!active()) return real_pthread_mutex_timedlock(mutex, deadline);
   const timespec real = real_deadline(CLOCK_REALTIME, *deadline);
-  const int rc = real_pthread_mutex_timedlock(mutex, &real);
+  int rc = real_pthread_mutex_timedlock(mutex, &real);
+  if (rc == ETIMEDOUT && catch_up(deadline_ps(CLOCK_REALTIME, *deadline), [&] {
+        const timespec slice = slice_end(CLOCK_REALTIME);
+        rc = real_pthread_mutex_timedlock(mutex, &slice);
+        return rc != ETIMEDOUT;
+      }))
+    return rc;
   if (rc == ETIMEDOUT) Timelines::advance_to(deadline_ps(CLOCK_REALTIME, *deadline));
   return rc;
 }
@@ -426,7 +558,13 @@ int pthread_mutex_clocklock(pthread_mutex_t* mutex, clockid_t clock,
   if (kind_of(clock) == ClockKind::kReal || !active())
     return real_pthread_mutex_clocklock(mutex, clock, deadline);
   const timespec real = real_deadline(clock, *deadline);
-  const int rc = real_pthread_mutex_clocklock(mutex, clock, &real);
+  int rc = real_pthread_mutex_clocklock(mutex, clock, &real);
+  if (rc == ETIMEDOUT && catch_up(deadline_ps(clock, *deadline), [&] {
+        const timespec slice = slice_end(real_clock_for(clock));
+        rc = real_pthread_mutex_clocklock(mutex, real_clock_for(clock), &slice);
+        return rc != ETIMEDOUT;
+      }))
+    return rc;
   if (rc == ETIMEDOUT) Timelines::advance_to(deadline_ps(clock, *deadline));
   return rc;
 }

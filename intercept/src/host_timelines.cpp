@@ -192,6 +192,21 @@ int64_t Timelines::bound_ps() {
   return bound;
 }
 
+bool Timelines::others_behind(int64_t ps) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mu);
+  for (const Timeline* t : r.bounding) {
+    if (t == t_self || t->stalled.load(std::memory_order_relaxed) ||
+        t->polling.load(std::memory_order_relaxed))
+      continue;
+    const ThreadState s = t->state.load(std::memory_order_acquire);
+    if ((s == ThreadState::kRunning || s == ThreadState::kCallWait) &&
+        t->clock_ps.load(std::memory_order_relaxed) < ps)
+      return true;
+  }
+  return false;
+}
+
 int64_t Timelines::latest_ps() {
   Registry& r = registry();
   std::lock_guard lock(r.mu);
@@ -304,6 +319,10 @@ void Timelines::advance_to(int64_t ps) {
   int64_t cur = c.load(std::memory_order_relaxed);
   while (cur < ps && !c.compare_exchange_weak(cur, ps, std::memory_order_relaxed)) {
   }
+}
+
+void Timelines::rewind_to(int64_t ps) {
+  self().clock_ps.store(ps, std::memory_order_relaxed);
 }
 
 void Timelines::set_state(ThreadState s) {

@@ -33,8 +33,9 @@ struct Timeline {
   std::atomic<bool> bounds{false};   // made a CUDA call: its submissions are simulated
   std::atomic<bool> awaited{false};  // exited, and a joiner waits for its clock
   std::atomic<bool> detached{false};
-  unsigned long thread = 0;  // pthread_t
-  int call_waits = 0;        // requests this thread waits for (owner only)
+  std::atomic<bool> polling{false};  // in a poll/select/epoll timeout: not behind, not ahead
+  unsigned long thread = 0;          // pthread_t
+  int call_waits = 0;                // requests this thread waits for (owner only)
   // Stall detection (Timelines::watch_stalls): the owner counts what it does; the watcher
   // marks a thread stalled that did nothing and used (or waited for) no CPU for a while.
   std::atomic<uint64_t> activity{0};
@@ -70,6 +71,10 @@ class Timelines {
   static int64_t bound_ps();
   // The latest clock of any thread: where the process is when it ends.
   static int64_t latest_ps();
+  // Whether another thread that does the program's CUDA work (running, or blocked in a call the
+  // simulator answers, and not stalled) is still behind `ps`: a timed wait of this thread that
+  // ends at `ps` would otherwise run ahead of the rest of the process.
+  static bool others_behind(int64_t ps);
 
   // Hand-offs through a synchronisation object (a condition variable or semaphore address).
   // `wakes` is how many waiters the signal may release (1, or all for a broadcast).
@@ -93,6 +98,9 @@ class Timelines {
 
   // Moves this thread's clock forward to at least `ps`.
   static void advance_to(int64_t ps);
+  // Sets this thread's clock back to `ps`: only for a sleep that committed its clock to its end
+  // and was cut short by a signal.
+  static void rewind_to(int64_t ps);
   static void set_state(ThreadState s);
 
   static void after_fork_in_child();

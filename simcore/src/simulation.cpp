@@ -664,8 +664,10 @@ void Simulation::disconnected(ClientId id, std::string_view why) {
 
 void Simulation::check_timeouts(std::chrono::steady_clock::time_point now) {
   // Waiting for announced ranks must not hang a job in which some never use a GPU: after
-  // kRankWait without a new one, the network goes on with those it has.
-  constexpr auto kRankWait = std::chrono::seconds(10);
+  // kRankWait without a new one, the network goes on with those it has. (Ranks connect at their
+  // first CUDA call, after importing torch: sixteen ranks importing at once on two loaded cores
+  // came more than 10 s apart.)
+  constexpr auto kRankWait = std::chrono::seconds(60);
   if (expected_ranks_ > 0 && ranks_seen_.size() < static_cast<size_t>(expected_ranks_) &&
       now - last_rank_joined_ > kRankWait) {
     spdlog::warn("{} of {} announced ranks (WORLD_SIZE) connected; going on without the others",

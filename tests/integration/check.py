@@ -215,6 +215,23 @@ def case_event_loop():
     check_close(r.number("elapsed_us"), 2 + 1250.0, "model mode, N=100")
 
 
+def case_timeout_catch_up():
+    # Zero mode: each of main's 50 steps launches a 1000 us kernel at its clock, which starts
+    # 4 us later (launch latency), and waits for it: 50 x 1004 us. The 10 ms of real CPU work
+    # per step costs nothing. The watcher times out
+    # 1 ms at a time in real time (~0.5 s), but its clock may not pass main's: it ends when main
+    # tells it to stop, at main's clock, and the join leaves main where it was. (Timeouts ending
+    # at their deadlines regardless put the watcher at hundreds of ms.)
+    r = run("timeout_catch_up", "timeout_catch_up", flags=zero())
+    main_us = r.number("main_done_us")
+    check_close(main_us, 50 * 1004.0, "main's 50 steps")
+    check(main_us <= r.number("watcher_end_us") <= main_us + 1000.0,
+          f"the watcher ends with main, not ahead ({r.number('watcher_end_us')} us)")
+    check_close(r.number("joined_us"), main_us, "main after joining the watcher")
+    check(int(r.value("timeouts")) <= 55,
+          f"the watcher timed out at most once per ms of main's time ({r.value('timeouts')})")
+
+
 def case_two_threads():
     # Zero mode, every clock starts at 0 and moves only at waits (all times in us from main's
     # start, read by the program with std::chrono):
@@ -235,8 +252,14 @@ def case_two_threads():
     check_eq(r.value("woken"), "0", "timed wait not woken")
     check_close(r.number("timed_wait_us"), 20000.0, "timed wait ends at its deadline")
     check_close(r.number("wall_minus_steady_us"), 0.0, "system_clock moves with steady_clock")
-    # cudaFree syncs the idle device: the run ends at main's clock, 5004 + 50000 + 20000.
-    check_eq(sim_ps(r), us_ps(75004), "simulated_time_ps")
+    # A busy-wait on the clock ends at its 2 ms deadline, to within one spin step (1 us).
+    check(2000.0 <= r.number("spin_loop_us") <= 2001.0,
+          f"busy-wait until a deadline ends there ({r.number('spin_loop_us')} us)")
+    # Reads between real work (0.2 s of CPU time in all) are no spin: the clock stands still.
+    check_close(r.number("work_reads_us"), 0.0, "clock reads between real work")
+    # cudaFree syncs the idle device: the run ends at main's clock, 5004 + 50000 + 20000 + 2000,
+    # plus a step for each read that follows the spin closely enough to extend it (two here).
+    check(us_ps(77004) <= sim_ps(r) <= us_ps(77010), f"simulated_time_ps ({sim_ps(r)})")
     # Measured and model modes add host time (CPU time or 2 us per call), but A's work still
     # ends long before B's kernel, and the deadline loops end at their deadlines.
     for mode, flags in (("model", model()), ("measured", ("--kernel-times", ARGS.times))):

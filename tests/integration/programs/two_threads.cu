@@ -6,7 +6,10 @@
 // system_clock) from the start of main, so the test also checks that C++ clocks are simulated.
 // Then the main thread joins both (its clock: the later of theirs), sleeps in a loop until a
 // deadline 50 ms on, and waits 20 ms on a condition variable nobody signals: both must end
-// exactly at their deadlines in simulated time, in every --cpu-time mode.
+// exactly at their deadlines in simulated time, in every --cpu-time mode. Last, a busy-wait
+// on the clock until a deadline 2 ms on must end there, and 2,000 clock reads each after 100 us
+// of real CPU work (a program that reads the clock while it computes, not a spin) must not move
+// the clock in zero mode, however long they take in real time.
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -93,6 +96,25 @@ int main() {
     std::printf("woken %d\n", woken ? 1 : 0);
   }
   std::printf("timed_wait_us %.3f\n", us_since(wait_from));
+
+  // Busy-waiting on the clock until a deadline.
+  const Clock::time_point spin_from = Clock::now();
+  const Clock::time_point spin_deadline = spin_from + std::chrono::milliseconds(2);
+  long spins = 0;
+  while (Clock::now() < spin_deadline) ++spins;
+  std::printf("spin_loop_us %.3f\n", us_since(spin_from));
+
+  // Work between reads: each read follows 100 us of real CPU time (CPU-time clocks are real).
+  const Clock::time_point work_from = Clock::now();
+  for (int i = 0; i < 2000; ++i) {
+    timespec c0, c;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+    do {
+      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c);
+    } while ((c.tv_sec - c0.tv_sec) * 1000000000L + (c.tv_nsec - c0.tv_nsec) < 100000L);
+    (void)Clock::now();
+  }
+  std::printf("work_reads_us %.3f\n", us_since(work_from));
   // The wall clock moves with the same simulated time.
   const double wall_us =
       std::chrono::duration<double, std::micro>(std::chrono::system_clock::now() - wall0).count();
