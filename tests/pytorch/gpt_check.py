@@ -276,10 +276,16 @@ if ranks > 1:
 
 # --- model mode: the same calls, the same times ------------------------------------------------
 
+# Data-parallel ranks make the same calls, so in model mode their steps start and end at the same
+# time; two threads of a rank racing for a mutex (which carries no clock) can move a call's cost
+# from one thread's clock to the other's (docs/time.md): up to 10 call costs (2 us each) apart.
 if cpu_time == "model" and ranks > 1:
     lines = {r: [(st.start_us, st.end_us) for st in t] for r, t in by_rank.items()}
-    check(all(v == lines[0] for v in lines.values()),
-          f"model mode: every rank's steps start and end at the same picosecond ({lines[0]})")
+    apart = max(abs(a - b) for v in lines.values() for x, y in zip(v, lines[0])
+                for a, b in zip(x, y))
+    check(all(len(v) == len(lines[0]) for v in lines.values()) and apart <= 20.0,
+          f"model mode: every rank's steps start and end within 20 us of rank 0's "
+          f"({apart:.6f} us apart; {lines})")
 
 if failures:
     sys.exit(f"{len(failures)} check(s) failed")
