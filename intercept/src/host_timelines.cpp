@@ -154,9 +154,23 @@ void Timelines::charge_cpu_now() {
   charge_cpu_until(thread_cpu_ns());
 }
 
+// Measured mode: how much faster the simulated host's CPU is than this machine's
+// (PHANTORA_HOST_SPEED, from `phantora run --host-speed`; docs/time.md, "Host speed").
+double host_speed() {
+  static const double speed = [] {
+    const char* v = std::getenv("PHANTORA_HOST_SPEED");
+    const double s = v != nullptr ? std::strtod(v, nullptr) : 1.0;
+    return s > 0 ? s : 1.0;
+  }();
+  return speed;
+}
+
 void Timelines::charge_cpu_until(int64_t cpu_ns) {
   const int64_t delta = cpu_ns - t_cpu_mark_ns;
-  if (delta > 0) self().clock_ps.fetch_add(delta * 1000, std::memory_order_relaxed);
+  if (delta > 0) {
+    const auto ps = static_cast<int64_t>(static_cast<double>(delta) * 1000.0 / host_speed());
+    self().clock_ps.fetch_add(ps, std::memory_order_relaxed);
+  }
   t_cpu_mark_ns = std::max(t_cpu_mark_ns, cpu_ns);
 }
 

@@ -81,6 +81,7 @@ nlohmann::json make_report(const SimulationConfig& config, const RunStats& stats
   }
   if (config.topology) r["topology"] = topology_json(config.topology->spec());
   r["cpu_time"] = cpu_time_name(config.cpu_time);
+  r["host_speed"] = config.host_speed;
   r["simulated_time_s"] = stats.simulated_end.as_seconds();
   r["simulated_time_ps"] = stats.simulated_end.as_ps();
   r["wall_time_s"] = outcome.wall_seconds;
@@ -249,7 +250,10 @@ std::string summary_table(const nlohmann::json& r) {
   }
   line("wall time", human_time(r["wall_time_s"].get<double>()));
   line("slowdown (wall/simulated)", fmt::format("{:.3g}x", r["slowdown"].get<double>()));
-  line("cpu time mode", r["cpu_time"].get<std::string>());
+  const double speed = r.value("host_speed", 1.0);
+  line("cpu time mode", speed != 1 ? fmt::format("{} (host {:.3g}x this machine)",
+                                                 r["cpu_time"].get<std::string>(), speed)
+                                   : r["cpu_time"].get<std::string>());
   if (r.contains("simulator")) {
     const auto& s = r["simulator"];
     line("simulator (phantora itself)",

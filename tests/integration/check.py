@@ -232,6 +232,32 @@ def case_timeout_catch_up():
           f"the watcher timed out at most once per ms of main's time ({r.value('timeouts')})")
 
 
+def case_host_speed():
+    # Measured mode charges the program's CPU time to its simulated clock, divided by
+    # --host-speed. 200 ms of CPU work: about 200 ms at speed 1 (the spin's own clock reads add a
+    # little), half of that at speed 2, a quarter at 4. The ratios are the check: the same work
+    # measured in one run of each. Model and zero modes have no CPU time to scale: refused.
+    times = {}
+    for speed in ("1", "2", "4"):
+        r = run(f"host_speed_{speed}", "host_work", "200",
+                flags=("--cpu-time", "measured", "--host-speed", speed))
+        times[speed] = r.number("work_us")
+        check(r.report.get("host_speed") == float(speed),
+              f"report.json host_speed {r.report.get('host_speed')} (asked {speed})")
+    check(190000.0 <= times["1"] <= 260000.0, f"speed 1: 200 ms of CPU work ({times['1']} us)")
+    for speed, factor in (("2", 2.0), ("4", 4.0)):
+        ratio = times["1"] / times[speed]
+        check(abs(ratio - factor) <= 0.1 * factor,
+              f"speed {speed}: the work takes 1/{factor:g} of speed 1's ({ratio:.3f})")
+    bad = run("host_speed_model", "host_work", "1",
+              flags=("--cpu-time", "model", "--host-speed", "2"), expect_ok=False)
+    check("--host-speed 2 scales measured CPU time" in bad.stderr,
+          f"model mode refuses --host-speed ({bad.stderr.strip()[:200]})")
+    zero = run("host_speed_zero", "host_work", "1", flags=("--host-speed", "0"), expect_ok=False)
+    check("--host-speed must be a number greater than 0, got 0" in zero.stderr,
+          f"--host-speed 0 refused with its range ({zero.stderr.strip()[:200]})")
+
+
 def case_two_threads():
     # Zero mode, every clock starts at 0 and moves only at waits (all times in us from main's
     # start, read by the program with std::chrono):

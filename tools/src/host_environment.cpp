@@ -37,6 +37,7 @@ std::map<std::string, std::string> job_environment(const std::filesystem::path& 
       {"PHANTORA_CPU_TIME", shape.cpu_time},
       {"PHANTORA_EPOCH_NS", std::to_string(shape.epoch_ns)},
       {"PHANTORA_MOE_IMBALANCE", fmt::format("{}", shape.moe_imbalance)},
+      {"PHANTORA_HOST_SPEED", fmt::format("{}", shape.host_speed)},
       // PyTorch: prefer flash attention over cuDNN's (cuDNN cannot run here; docs/pytorch.md).
       {"TORCH_CUDNN_SDPA_DEPRIORITIZED", "1"},
   };

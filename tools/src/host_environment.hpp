@@ -28,6 +28,8 @@ struct JobShape {
   // MoE routing the start-up hook supplies where a framework reads per-expert token counts
   // (tools/python/phantora_moe_routing.py): 0 balanced, s > 0 a Zipf-like skew.
   double moe_imbalance = 0;
+  // Measured mode: the simulated host's CPU speed relative to this machine's (CPU time / speed).
+  double host_speed = 1;
 };
 
 std::map<std::string, std::string> job_environment(const std::filesystem::path& shim,

@@ -176,8 +176,8 @@ int run_tee(const std::filesystem::path& log, const std::vector<std::string>& fd
     if (colon == std::string::npos) return 2;
     const std::string target = s.substr(colon + 1);
     if (target != "1" && target != "2" && target != "status") return 2;
-    streams.push_back({std::stoi(s.substr(0, colon)),
-                       target == "status" ? kStatus : std::stoi(target), {}, {}});
+    streams.push_back(
+        {std::stoi(s.substr(0, colon)), target == "status" ? kStatus : std::stoi(target), {}, {}});
   }
   // The status line is drawn on stderr, and only where that is a terminal; the job's bytes
   // clear it only where they go to a terminal too.

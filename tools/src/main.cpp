@@ -9,8 +9,8 @@
 #include "db_command.hpp"
 #include "host_environment.hpp"
 #include "job_output.hpp"
-#include "numeric_options.hpp"
 #include "memory_gate.hpp"
+#include "numeric_options.hpp"
 #include "phantora/kernels/data_error.hpp"
 #include "phantora/kernels/gpu_catalog.hpp"
 #include "phantora/netmodel/gpu_systems.hpp"
@@ -64,6 +64,12 @@ void add_simulation_options(CLI::App* cmd, RunOptions& o) {
                   "How host time advances between calls: measured (process CPU time), model "
                   "(fixed cost per call, deterministic) or zero")
       ->check(CLI::IsMember({"measured", "model", "zero"}))
+      ->capture_default_str();
+  cmd->add_option("--host-speed", o.host_speed,
+                  "With --cpu-time measured: the simulated host's single-thread CPU speed "
+                  "relative to this machine's (2 = twice as fast: CPU time counts half); "
+                  "scripts/host-speed.py measures it (docs/time.md, \"Host speed\")")
+      ->check(in_range("--host-speed", number_above(0)))
       ->capture_default_str();
   cmd->add_option("--moe-imbalance", o.moe_imbalance,
                   "MoE routing where a framework reads per-expert token counts that the "
@@ -210,6 +216,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"measured", "model", "zero"}));
   host_cmd->add_option("--epoch-ns", host_shape.epoch_ns);
   host_cmd->add_option("--moe-imbalance", host_shape.moe_imbalance)->check(CLI::NonNegativeNumber);
+  host_cmd->add_option("--host-speed", host_shape.host_speed)->check(CLI::PositiveNumber);
   host_cmd->add_option("command", host_command)->required();
 
   CLI::App* gpus_cmd = app.add_subcommand("gpus", "List the GPU models the simulator knows");

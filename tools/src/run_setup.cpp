@@ -142,6 +142,13 @@ PreparedRun prepare_run(const RunOptions& o) {
   config.gpu_name = p.gpu->key;
   config.device = kernels::to_device_spec(*p.gpu);
   config.cpu_time = parse_cpu_time(o.cpu_time);
+  if (o.host_speed != 1 && config.cpu_time != wire::CpuTimeMode::kMeasured) {
+    throw std::invalid_argument(fmt::format(
+        "--host-speed {} scales measured CPU time; it has no effect with --cpu-time {} (use "
+        "--call-cost-us to set model mode's cost per call)",
+        o.host_speed, o.cpu_time));
+  }
+  config.host_speed = o.host_speed;
   config.per_call_cost = SimTime::us(o.call_cost_us);
   config.launch_latency = SimTime::us(o.launch_latency_us);
   config.trace_path = o.out / "trace.json";

@@ -52,6 +52,8 @@ std::vector<std::string> host_argv(const std::string& phantora, const std::strin
                                    std::to_string(shape.epoch_ns),
                                    "--moe-imbalance",
                                    fmt::format("{}", shape.moe_imbalance),
+                                   "--host-speed",
+                                   fmt::format("{}", shape.host_speed),
                                    "--"};
   argv.insert(argv.end(), command.begin(), command.end());
   return argv;

@@ -42,6 +42,7 @@ struct SimulationConfig {
   std::string gpu_name;
   wire::DeviceSpec device{};
   wire::CpuTimeMode cpu_time = wire::CpuTimeMode::kMeasured;
+  double host_speed = 1;  // measured mode: CPU time is divided by it (the shim applies it)
   SimTime per_call_cost = SimTime::us(1);
   SimTime launch_latency = SimTime::us(2);
   std::string token;
