@@ -152,6 +152,12 @@ KernelCost CostModel::cost_of_copy(const CopyDesc& copy, const GpuPreset& gpu) c
                   CostSource::kModelled, gpu);
 }
 
+KernelCost CostModel::cost_of_memset(Bytes bytes, const GpuPreset& gpu) const {
+  std::string sig = signature(memset_desc(bytes.count()));
+  if (const DbEntry* e = lookup(sig, gpu)) return from_db(*e, std::move(sig));
+  return modelled(std::move(sig), memset_cost(bytes, gpu), CostSource::kModelled, gpu);
+}
+
 std::shared_ptr<const DbSnapshot> load_kernel_db(const std::filesystem::path& path,
                                                  std::string_view gpu_key) {
   const KernelDb db = KernelDb::open(path, KernelDb::Mode::kCreate);

@@ -196,6 +196,18 @@ std::string signature(const AttentionDesc& d) {
                      d.head_dim, d.causal ? 1 : 0, to_string(d.dtype), to_string(d.impl));
 }
 
+MemoryOpDesc memset_desc(uint64_t bytes) {
+  MemoryOpDesc d;
+  d.op = "memset";
+  d.bytes_read = 0;
+  d.bytes_written = bytes;
+  return d;
+}
+
+bool is_memset(const MemoryOpDesc& d) {
+  return d.op == "memset" && d.bytes_read == 0;
+}
+
 std::string signature(const MemoryOpDesc& d) {
   return fmt::format("mem:op={},read={},write={}", d.op, d.bytes_read, d.bytes_written);
 }

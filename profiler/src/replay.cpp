@@ -24,11 +24,7 @@ ReplayChoice make_replay(const CudaApi& api, std::string_view signature) {
   if (family == "attn") {
     return {nullptr, "attention replay (flash-attention kernels) is not implemented"};
   }
-  if (family == "mem") {
-    return {nullptr,
-            "a memory-bound signature names bytes moved, not the kernel that moved them; replaying "
-            "the recorded launch is not implemented"};
-  }
+  if (family == "mem") return make_memory_replay(api, signature);
   if (family == "kernel") {
     return {nullptr,
             "replaying a kernel launch needs its recorded argument bytes, which a run does not "

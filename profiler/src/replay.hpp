@@ -1,6 +1,6 @@
 // One operation made to run for real: scratch buffers of its shape, and a launch the measurer
 // can repeat on a stream. One file per family (replay_gemm.cpp, replay_gemm_lt.cpp,
-// replay_copy.cpp); replay.cpp
+// replay_copy.cpp, replay_memset.cpp); replay.cpp
 // picks the family from the signature and says why a signature cannot be replayed.
 #pragma once
 
@@ -44,6 +44,8 @@ ReplayChoice make_replay(const CudaApi& api, std::string_view signature);
 // Per family; each returns a null replay with the reason when the shape is outside what it does.
 ReplayChoice make_gemm_replay(const CudaApi& api, std::string_view signature);
 ReplayChoice make_copy_replay(const CudaApi& api, std::string_view signature);
+// Memsets only (replay_memset.cpp); other memory-bound signatures name no launch.
+ReplayChoice make_memory_replay(const CudaApi& api, std::string_view signature);
 // A GEMM with a cuBLASLt epilogue (make_gemm_replay hands those over).
 ReplayChoice make_gemm_lt_replay(const CudaApi& api, const kernels::GemmDesc& gemm);
 

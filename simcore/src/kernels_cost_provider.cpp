@@ -70,15 +70,16 @@ Cost KernelsCostProvider::price_kernel(const KernelLaunch& launch) {
       .first->second;
 }
 
-// Copies: a measured row of the kernel database first (`phantora db profile` measures them),
-// then the bandwidth figures of the GPU preset. Memsets have no signature: always modelled.
+// Copies and memsets: a measured row of the kernel database first (`phantora db profile`
+// measures them), then the bandwidth figures of the GPU preset.
 Cost KernelsCostProvider::copy(wire::CopyKind kind, uint64_t bytes, bool pinned) {
   const kernels::KernelCost c = model_.cost_of_copy(kernels::CopyDesc{kind, bytes, pinned}, gpu_);
   return tally(Cost{c.duration, from_kernels(c.source), c.signature}, "copy");
 }
 
 Cost KernelsCostProvider::memset(uint64_t bytes) {
-  return tally(Cost{model_.memset_cost(Bytes(bytes), gpu_), CostSource::kModelled, ""}, "memset");
+  const kernels::KernelCost c = model_.cost_of_memset(Bytes(bytes), gpu_);
+  return tally(Cost{c.duration, from_kernels(c.source), c.signature}, "memset");
 }
 
 namespace {

@@ -236,6 +236,39 @@ TEST_F(ProfileStandin, MeasuredRowsPriceTheirGpuOnly) {
             kernels::CostSource::kModelled);
 }
 
+// cudaMemset* is recorded as the memory operation `memset` (write = bytes, read = 0); the
+// profiler replays it with cudaMemsetAsync on a scratch buffer of that size, on its own stream,
+// and a run prices memsets of that size from the row.
+TEST_F(ProfileStandin, MemsetsAreMeasuredAndPriceMemsetsOfTheirSize) {
+  const std::string sig = kernels::signature(kernels::memset_desc(65536));
+  EXPECT_EQ(sig, "mem:op=memset,read=0,write=65536");
+  std::ofstream(dir_ / "times.txt", std::ios::app) << "cudaMemsetAsync bytes=65536 | 3 4 5\n";
+  const MeasureOptions options{.warmup = 1, .repetitions = 2, .device = 0};
+  const ProfileReport r = measure_signatures(api_, {sig}, "h200", options);
+  ASSERT_EQ(r.rows.size(), 1u) << (r.failed.empty() ? "" : r.failed[0].reason);
+  // Only the measured calls reach the table (the scratch buffer's initialisation is on the
+  // default stream): warm-up takes 3, the samples are 4 and 5.
+  EXPECT_EQ(calls(), (std::map<std::string, int>{{"cudaMemsetAsync bytes=65536", 3}}));
+  EXPECT_NEAR(row_of(r, sig).stats.mean_us, 4.5, 1e-4);
+
+  const fs::path db_path = dir_ / "k.db";
+  {
+    auto db = kernels::KernelDb::open(db_path, kernels::KernelDb::Mode::kCreate);
+    db.put(r.rows, kernels::OnConflict::kCombine);
+  }
+  kernels::CostModel model;
+  model.set_database(kernels::load_kernel_db(db_path, "h200"));
+  const auto& h200 = kernels::GpuCatalog::builtin().find("h200");
+  const kernels::KernelCost measured = model.cost_of_memset(Bytes(65536), h200);
+  EXPECT_EQ(measured.source, kernels::CostSource::kMeasured);
+  EXPECT_EQ(measured.signature, sig);
+  EXPECT_NEAR(measured.duration.as_us(), 4.5, 1e-3);
+  // Another size is modelled: the device-local latency plus bytes over HBM.
+  const kernels::KernelCost other = model.cost_of_memset(Bytes(1 << 20), h200);
+  EXPECT_EQ(other.source, kernels::CostSource::kModelled);
+  EXPECT_EQ(other.duration, model.memset_cost(Bytes(1 << 20), h200));
+}
+
 TEST_F(ProfileStandin, MissingLibraryIsNamed) {
   try {
     load_cuda_api(CudaLibraries::single("/nonexistent/libcudart.so"));

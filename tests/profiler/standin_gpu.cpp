@@ -129,8 +129,13 @@ cudaError_t cudaFreeHost(void* ptr) {
   std::free(ptr);
   return cudaSuccess;
 }
-cudaError_t cudaMemsetAsync(void*, int, size_t, cudaStream_t) {
-  return cudaSuccess;  // scratch initialisation: not timed
+cudaError_t cudaMemsetAsync(void*, int, size_t bytes, cudaStream_t stream) {
+  // On the default stream: the profiler initialising a scratch buffer, not timed. On another:
+  // a memset being measured.
+  if (stream == nullptr) return cudaSuccess;
+  return gpu().run(stream, "cudaMemsetAsync bytes=" + std::to_string(bytes))
+             ? cudaSuccess
+             : cudaErrorInvalidValue;
 }
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind,
                             cudaStream_t stream) {

@@ -114,6 +114,9 @@ class CostModel {
   KernelCost cost_of_memory_op(const MemoryOpDesc& op, const GpuPreset& gpu) const;
   // database → copy_cost below (tagged modelled).
   KernelCost cost_of_copy(const CopyDesc& copy, const GpuPreset& gpu) const;
+  // database → memset_cost below. A memset is the memory operation `memset` that writes
+  // `bytes` and reads nothing (memset_desc), so it shares the mem: signatures.
+  KernelCost cost_of_memset(Bytes bytes, const GpuPreset& gpu) const;
 
   // H2D/D2H over PCIe (pageable host memory at pageable_factor of the pinned rate); D2D reads
   // and writes HBM (2 × bytes / HBM); peer over NVLink; host-to-host at a memcpy rate. Each

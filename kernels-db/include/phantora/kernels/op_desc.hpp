@@ -74,6 +74,11 @@ struct KernelDesc {
   std::vector<std::pair<std::string, uint64_t>> size_args;
 };
 
+// cudaMemset*: the memory operation `memset`, writing `bytes` and reading nothing.
+MemoryOpDesc memset_desc(uint64_t bytes);
+// Whether `d` is one (the profiler replays those with cudaMemsetAsync).
+bool is_memset(const MemoryOpDesc& d);
+
 std::string signature(const GemmDesc& d);
 std::string signature(const AttentionDesc& d);
 std::string signature(const MemoryOpDesc& d);
