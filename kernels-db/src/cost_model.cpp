@@ -93,11 +93,15 @@ const DbEntry* CostModel::lookup(const std::string& signature, const GpuPreset& 
 
 namespace {
 
+// A row prices its operation by its back-to-back time where it has one: a training step runs
+// its kernels back to back, and the event pair around a lone launch adds its own overhead to a
+// short kernel (docs/kernels-db.md, "Back to back").
 KernelCost from_db(const DbEntry& e, std::string signature) {
   const CostSource source =
       e.source == EntrySource::kPinned ? CostSource::kPinned : CostSource::kMeasured;
+  const double us = e.back_to_back ? e.back_to_back->per_launch.mean_us : e.stats.mean_us;
   // Never zero: a measured duration rounds up to at least one picosecond.
-  const SimTime t = std::max(SimTime::us(e.stats.mean_us), SimTime::ps(1));
+  const SimTime t = std::max(SimTime::us(us), SimTime::ps(1));
   return {t, source, std::move(signature)};
 }
 

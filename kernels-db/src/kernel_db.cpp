@@ -51,6 +51,35 @@ CREATE TABLE missing (
 ) WITHOUT ROWID;
 )sql";
 
+// Added in version 2 (a version-1 file opened for writing gets them).
+constexpr const char* kSchemaV2Tables = R"sql(
+CREATE TABLE IF NOT EXISTS sequences (
+  gpu        TEXT NOT NULL,
+  signature  TEXT NOT NULL,
+  length     INTEGER NOT NULL CHECK (length > 0),
+  count      INTEGER NOT NULL CHECK (count > 0),
+  mean_us    REAL NOT NULL CHECK (mean_us >= 0),
+  min_us     REAL NOT NULL,
+  max_us     REAL NOT NULL,
+  stddev_us  REAL NOT NULL CHECK (stddev_us >= 0),
+  PRIMARY KEY (gpu, signature)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS device_facts (
+  gpu              TEXT NOT NULL,
+  name             TEXT NOT NULL,
+  count            INTEGER NOT NULL CHECK (count > 0),
+  mean_us          REAL NOT NULL,
+  min_us           REAL NOT NULL,
+  max_us           REAL NOT NULL,
+  stddev_us        REAL NOT NULL CHECK (stddev_us >= 0),
+  device_name      TEXT NOT NULL,
+  driver_version   TEXT NOT NULL,
+  library_versions TEXT NOT NULL,
+  recorded_at      TEXT NOT NULL,
+  PRIMARY KEY (gpu, name)
+) WITHOUT ROWID;
+)sql";
+
 constexpr const char* kEntryColumns =
     "gpu, signature, count, mean_us, min_us, max_us, stddev_us, source, device_name, "
     "driver_version, library_versions, recorded_at";
@@ -72,6 +101,43 @@ DbEntry read_entry(const Statement& s, const std::string& file) {
   return e;
 }
 
+// Rows with their back-to-back statistics: `entries` left-joined with `sequences` (a version-1
+// file opened read-only has no such table: nothing to join).
+std::string select_entries(bool has_sequences, std::string_view where) {
+  std::string cols;
+  for (std::string_view c :
+       {"gpu", "signature", "count", "mean_us", "min_us", "max_us", "stddev_us", "source",
+        "device_name", "driver_version", "library_versions", "recorded_at"}) {
+    cols += fmt::format("{}e.{}", cols.empty() ? "" : ", ", c);
+  }
+  if (!has_sequences) return fmt::format("SELECT {} FROM entries e {}", cols, where);
+  return fmt::format(
+      "SELECT {}, q.length, q.count, q.mean_us, q.min_us, q.max_us, q.stddev_us FROM entries e "
+      "LEFT JOIN sequences q ON q.gpu = e.gpu AND q.signature = e.signature {}",
+      cols, where);
+}
+
+DbEntry read_joined(const Statement& s, const std::string& file, bool has_sequences) {
+  DbEntry e = read_entry(s, file);
+  if (has_sequences && s.integer(12) > 0) {
+    SequenceStats q;
+    q.length = static_cast<uint32_t>(s.integer(12));
+    q.per_launch.count = static_cast<uint64_t>(s.integer(13));
+    q.per_launch.mean_us = s.real(14);
+    q.per_launch.min_us = s.real(15);
+    q.per_launch.max_us = s.real(16);
+    q.per_launch.stddev_us = s.real(17);
+    e.back_to_back = q;
+  }
+  return e;
+}
+
+bool has_table(sqlite3* db, const std::string& file, std::string_view table) {
+  Statement s(db, file, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?");
+  s.bind(1, table);
+  return s.step() && s.integer(0) > 0;
+}
+
 void check_entry(const DbEntry& e, std::string_view file) {
   auto fail = [&](std::string_view what) {
     throw DataError(fmt::format("{}: row ({}, {}): {}", file, e.gpu, e.signature, what));
@@ -79,11 +145,19 @@ void check_entry(const DbEntry& e, std::string_view file) {
   if (e.gpu.empty()) fail("empty GPU model");
   if (!is_canonical_signature(e.signature)) fail("not a canonical signature (docs/kernels-db.md)");
   const DurationStats& s = e.stats;
-  if (s.count == 0) fail("count must be positive");
-  for (double v : {s.mean_us, s.min_us, s.max_us, s.stddev_us}) {
-    if (!std::isfinite(v) || v < 0) fail("durations must be finite and not negative");
+  auto check_stats = [&](const DurationStats& s) {
+    if (s.count == 0) fail("count must be positive");
+    for (double v : {s.mean_us, s.min_us, s.max_us, s.stddev_us}) {
+      if (!std::isfinite(v) || v < 0) fail("durations must be finite and not negative");
+    }
+    if (!(s.min_us <= s.mean_us && s.mean_us <= s.max_us))
+      fail("needs min_us <= mean_us <= max_us");
+  };
+  check_stats(s);
+  if (e.back_to_back) {
+    if (e.back_to_back->length == 0) fail("a back-to-back sequence needs a length");
+    check_stats(e.back_to_back->per_launch);
   }
-  if (!(s.min_us <= s.mean_us && s.mean_us <= s.max_us)) fail("needs min_us <= mean_us <= max_us");
 }
 
 // Which row wins when two meet under OnConflict::kCombine: the user's pin, then a measurement on
@@ -119,6 +193,7 @@ int check_or_create_schema(sqlite3* db, const std::string& file, KernelDb::Mode 
       Statement again(db, file, "SELECT count(*) FROM sqlite_master");
       if (again.step() && again.integer(0) == 0) {  // nobody created it meanwhile
         detail::exec(db, file, kSchemaV1);
+        detail::exec(db, file, kSchemaV2Tables);
         Statement ins(db, file,
                       "INSERT INTO phantora_schema VALUES (?, ?, strftime('%Y-%m-%dT%H:%M:%SZ'))");
         ins.bind(1, kFormat).bind(2, int64_t{kKernelDbSchemaVersion});
@@ -150,6 +225,15 @@ int check_or_create_schema(sqlite3* db, const std::string& file, KernelDb::Mode 
     throw DataError(
         fmt::format("{}: kernel database schema version {}; this build reads versions 1 to {}",
                     file, version, kKernelDbSchemaVersion));
+  }
+  if (version == 1 && mode != KernelDb::Mode::kReadOnly) {
+    // Version 2 only adds tables: a version-1 file opened for writing becomes version 2.
+    detail::Transaction tx(db, file);
+    detail::exec(db, file, kSchemaV2Tables);
+    detail::exec(db, file,
+                 fmt::format("UPDATE phantora_schema SET version = {}", kKernelDbSchemaVersion));
+    tx.commit();
+    version = kKernelDbSchemaVersion;
   }
   // A damaged page shows up here rather than in the middle of a run.
   Statement check(db, file, "PRAGMA quick_check");
@@ -274,22 +358,55 @@ KernelDb KernelDb::open(const std::filesystem::path& path, Mode mode) {
 }
 
 std::optional<DbEntry> KernelDb::lookup(std::string_view gpu, std::string_view signature) const {
-  Statement s(db_, path_.string(),
-              fmt::format("SELECT {} FROM entries WHERE gpu = ? AND signature = ?", kEntryColumns));
+  const bool seq = has_table(db_, path_.string(), "sequences");
+  Statement s(db_, path_.string(), select_entries(seq, "WHERE e.gpu = ? AND e.signature = ?"));
   s.bind(1, gpu).bind(2, signature);
   if (!s.step()) return std::nullopt;
-  return read_entry(s, path_.string());
+  return read_joined(s, path_.string(), seq);
 }
 
 std::vector<DbEntry> KernelDb::entries(std::string_view gpu) const {
-  const std::string where = gpu.empty() ? "" : " WHERE gpu = ?";
-  Statement s(
-      db_, path_.string(),
-      fmt::format("SELECT {} FROM entries{} ORDER BY gpu, signature", kEntryColumns, where));
+  const bool seq = has_table(db_, path_.string(), "sequences");
+  const std::string where = gpu.empty() ? "" : "WHERE e.gpu = ? ";
+  Statement s(db_, path_.string(), select_entries(seq, where + "ORDER BY e.gpu, e.signature"));
   if (!gpu.empty()) s.bind(1, gpu);
   std::vector<DbEntry> out;
-  while (s.step()) out.push_back(read_entry(s, path_.string()));
+  while (s.step()) out.push_back(read_joined(s, path_.string(), seq));
   return out;
+}
+
+void KernelDb::put_fact(const DeviceFact& f) {
+  const std::string file = path_.string();
+  if (f.gpu.empty() || f.name.empty() || f.stats.count == 0 || !std::isfinite(f.stats.mean_us)) {
+    throw DataError(
+        fmt::format("{}: device fact ({}, {}) without GPU, name or samples", file, f.gpu, f.name));
+  }
+  detail::Transaction tx(db_, file);
+  Statement s(db_, file,
+              "INSERT OR REPLACE INTO device_facts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  s.bind(1, f.gpu).bind(2, f.name).bind(3, static_cast<int64_t>(f.stats.count));
+  s.bind(4, f.stats.mean_us).bind(5, f.stats.min_us).bind(6, f.stats.max_us);
+  s.bind(7, f.stats.stddev_us).bind(8, f.provenance.device_name);
+  s.bind(9, f.provenance.driver_version).bind(10, f.provenance.library_versions);
+  s.bind(11, f.provenance.recorded_at);
+  s.step();
+  tx.commit();
+}
+
+std::optional<DeviceFact> KernelDb::fact(std::string_view gpu, std::string_view name) const {
+  const std::string file = path_.string();
+  if (!has_table(db_, file, "device_facts")) return std::nullopt;
+  Statement s(db_, file,
+              "SELECT count, mean_us, min_us, max_us, stddev_us, device_name, driver_version, "
+              "library_versions, recorded_at FROM device_facts WHERE gpu = ? AND name = ?");
+  s.bind(1, gpu).bind(2, name);
+  if (!s.step()) return std::nullopt;
+  DeviceFact f;
+  f.gpu = std::string(gpu);
+  f.name = std::string(name);
+  f.stats = {static_cast<uint64_t>(s.integer(0)), s.real(1), s.real(2), s.real(3), s.real(4)};
+  f.provenance = {s.text(5), s.text(6), s.text(7), s.text(8)};
+  return f;
 }
 
 std::vector<std::string> KernelDb::gpus() const {
@@ -307,9 +424,11 @@ size_t KernelDb::put(const std::vector<DbEntry>& rows, OnConflict on_conflict) {
                    fmt::format("INSERT OR REPLACE INTO entries ({}, family) VALUES "
                                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                                kEntryColumns));
-  Statement find(
+  const bool seq = has_table(db_, file, "sequences");
+  Statement find(db_, file, select_entries(seq, "WHERE e.gpu = ? AND e.signature = ?"));
+  Statement put_sequence(
       db_, file,
-      fmt::format("SELECT {} FROM entries WHERE gpu = ? AND signature = ?", kEntryColumns));
+      seq ? "INSERT OR REPLACE INTO sequences VALUES (?, ?, ?, ?, ?, ?, ?, ?)" : "SELECT 1");
   size_t written = 0;
   for (const DbEntry& incoming : rows) {
     DbEntry row = incoming;
@@ -317,12 +436,20 @@ size_t KernelDb::put(const std::vector<DbEntry>& rows, OnConflict on_conflict) {
       find.reset();
       find.bind(1, row.gpu).bind(2, row.signature);
       if (find.step()) {
-        const DbEntry stored = read_entry(find, file);
+        const DbEntry stored = read_joined(find, file, seq);
         const int have = source_rank(stored.source), incoming_rank = source_rank(row.source);
         if (have > incoming_rank) continue;  // e.g. a measurement beats a rescaled import
         if (have == incoming_rank) {
           row.stats = DurationStats::combine(stored.stats, row.stats);
           row.provenance = stored.provenance;  // the first measurement's provenance stays
+          // Sequences of the same length pool; a new length replaces the old one.
+          if (stored.back_to_back && row.back_to_back &&
+              stored.back_to_back->length == row.back_to_back->length) {
+            row.back_to_back->per_launch = DurationStats::combine(stored.back_to_back->per_launch,
+                                                                  row.back_to_back->per_launch);
+          } else if (!row.back_to_back) {
+            row.back_to_back = stored.back_to_back;
+          }
         }
       }
     }
@@ -335,6 +462,21 @@ size_t KernelDb::put(const std::vector<DbEntry>& rows, OnConflict on_conflict) {
     upsert.bind(11, row.provenance.library_versions).bind(12, row.provenance.recorded_at);
     upsert.bind(13, signature_family(row.signature));
     upsert.step();
+    if (!row.back_to_back && seq) {
+      Statement drop(db_, file, "DELETE FROM sequences WHERE gpu = ? AND signature = ?");
+      drop.bind(1, row.gpu).bind(2, row.signature);
+      drop.step();
+    }
+    if (row.back_to_back) {
+      if (!seq) throw DataError(fmt::format("{}: opened read-only", file));
+      const DurationStats& q = row.back_to_back->per_launch;
+      put_sequence.reset();
+      put_sequence.bind(1, row.gpu).bind(2, row.signature);
+      put_sequence.bind(3, static_cast<int64_t>(row.back_to_back->length));
+      put_sequence.bind(4, static_cast<int64_t>(q.count)).bind(5, q.mean_us);
+      put_sequence.bind(6, q.min_us).bind(7, q.max_us).bind(8, q.stddev_us);
+      put_sequence.step();
+    }
     ++written;
   }
   tx.commit();
@@ -385,7 +527,11 @@ size_t KernelDb::prune_missing() {
 }
 
 std::shared_ptr<const DbSnapshot> DbSnapshot::load(const KernelDb& db, std::string_view gpu) {
-  return from_entries(std::string(gpu), db.entries(gpu));
+  auto snap = from_entries(std::string(gpu), db.entries(gpu));
+  if (auto f = db.fact(gpu, kLaunchRoundTrip)) {
+    std::const_pointer_cast<DbSnapshot>(snap)->launch_round_trip_us_ = f->stats.mean_us;
+  }
+  return snap;
 }
 
 std::shared_ptr<const DbSnapshot> DbSnapshot::from_entries(std::string gpu,

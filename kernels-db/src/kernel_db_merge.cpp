@@ -66,7 +66,9 @@ MergeResult merge(KernelDb& dest, const KernelDb& source, const MergeOptions& op
                                   fmt::join(source.gpus(), ", ")));
     }
     for (DbEntry& e : rows) {
-      e.stats = e.stats.scaled(rescale_factor(e.signature, from, to));
+      const double factor = rescale_factor(e.signature, from, to);
+      e.stats = e.stats.scaled(factor);
+      if (e.back_to_back) e.back_to_back->per_launch = e.back_to_back->per_launch.scaled(factor);
       e.gpu = to.key;
       e.source = EntrySource::kImported;
       e.provenance.library_versions += fmt::format(

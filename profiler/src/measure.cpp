@@ -1,7 +1,9 @@
 #include "phantora/profiler/measure.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <stdexcept>
+#include <thread>
 
 #include "replay.hpp"
 
@@ -46,6 +48,22 @@ std::vector<double> time_replay(const CudaApi& api, Replay& replay, const Measur
   return samples;
 }
 
+// Per-launch time of `sequence_length` launches between one pair of events, once per sequence.
+std::vector<double> time_sequences(const CudaApi& api, Replay& replay, const MeasureOptions& o) {
+  Timer t(api);
+  std::vector<double> per_launch;
+  for (unsigned s = 0; s < o.sequences; ++s) {
+    check(api, api.event_record(t.start, t.stream), "cudaEventRecord");
+    for (unsigned i = 0; i < o.sequence_length; ++i) replay.launch(t.stream);
+    check(api, api.event_record(t.stop, t.stream), "cudaEventRecord");
+    check(api, api.event_synchronize(t.stop), "cudaEventSynchronize");
+    float ms = 0;
+    check(api, api.event_elapsed_time(&ms, t.start, t.stop), "cudaEventElapsedTime");
+    per_launch.push_back(static_cast<double>(ms) * 1000.0 / o.sequence_length);
+  }
+  return per_launch;
+}
+
 }  // namespace
 
 double median(std::vector<double> samples) {
@@ -69,20 +87,56 @@ ProfileReport measure_signatures(const CudaApi& api, const std::vector<std::stri
         continue;
       }
       std::vector<double> samples = time_replay(api, *choice.replay, options);
+      std::vector<double> sequences;
+      if (options.sequences > 0 && options.sequence_length > 0)
+        sequences = time_sequences(api, *choice.replay, options);
       kernels::DbEntry row;
       row.gpu = gpu_key;
       row.signature = sig;
       row.stats = kernels::DurationStats::of_samples(samples);
       row.source = kernels::EntrySource::kMeasured;
       row.provenance = provenance;
+      if (!sequences.empty()) {
+        row.back_to_back = kernels::SequenceStats{options.sequence_length,
+                                                  kernels::DurationStats::of_samples(sequences)};
+      }
       report.rows.push_back(std::move(row));
       const double med = median(samples);
-      report.measured.push_back({sig, std::move(samples), med});
+      report.measured.push_back({sig, std::move(samples), med, std::move(sequences)});
     } catch (const std::runtime_error& e) {
       report.failed.push_back({sig, e.what()});
     }
   }
   return report;
+}
+
+kernels::DeviceFact measure_launch_round_trip(const CudaApi& api, const std::string& gpu_key,
+                                              const MeasureOptions& options) {
+  if (options.repetitions == 0) throw std::invalid_argument("repetitions must be at least 1");
+  check(api, api.set_device(options.device), "cudaSetDevice");
+  DeviceBuffer scratch(api, 4);
+  check(api, api.stream_synchronize(nullptr), "cudaStreamSynchronize (scratch buffer)");
+  Timer t(api);
+  std::vector<double> samples;
+  for (unsigned i = 0; i < options.warmup + options.repetitions; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));  // the GPU goes idle
+    const auto t0 = std::chrono::steady_clock::now();
+    check(api, api.event_record(t.start, t.stream), "cudaEventRecord");
+    check(api, api.memset_async(scratch.get(), 0, 4, t.stream), "cudaMemsetAsync");
+    check(api, api.event_record(t.stop, t.stream), "cudaEventRecord");
+    check(api, api.stream_synchronize(t.stream), "cudaStreamSynchronize");
+    const auto t1 = std::chrono::steady_clock::now();
+    float ms = 0;
+    check(api, api.event_elapsed_time(&ms, t.start, t.stop), "cudaEventElapsedTime");
+    const double host_us = std::chrono::duration<double, std::micro>(t1 - t0).count();
+    if (i >= options.warmup) samples.push_back(std::max(0.0, host_us - ms * 1000.0));
+  }
+  kernels::DeviceFact f;
+  f.gpu = gpu_key;
+  f.name = std::string(kernels::kLaunchRoundTrip);
+  f.stats = kernels::DurationStats::of_samples(samples);
+  f.provenance = read_provenance(api, options.device);
+  return f;
 }
 
 }  // namespace phantora::profiler

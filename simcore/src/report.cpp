@@ -82,6 +82,8 @@ nlohmann::json make_report(const SimulationConfig& config, const RunStats& stats
   if (config.topology) r["topology"] = topology_json(config.topology->spec());
   r["cpu_time"] = cpu_time_name(config.cpu_time);
   r["host_speed"] = config.host_speed;
+  r["launch_latency"] = {{"us", config.launch_latency.as_us()},
+                         {"from", config.launch_latency_from}};
   r["simulated_time_s"] = stats.simulated_end.as_seconds();
   r["simulated_time_ps"] = stats.simulated_end.as_ps();
   r["wall_time_s"] = outcome.wall_seconds;

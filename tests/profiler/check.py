@@ -4,14 +4,18 @@
 The job (programs/gemm_copy.cu) makes one pinned 1 MiB host-to-device copy and one bf16
 256 x 512 x 128 GEMM. Profiling runs it under the simulator, which records both signatures as
 missing; the stand-in then plays them with the durations below, 2 warm-up + 4 timed launches
-each. Every expected figure is worked out from that table by hand:
+each, then 2 sequences of 3 launches back to back. Every expected figure is worked out from that
+table by hand:
 
-  GEMM  durations cycle 100 100 10 12 11 13: warm-up 100, 100; samples 10 12 11 13, mean 11.5
-  copy  durations cycle 50 40 44 42 46:      warm-up 50, 40;   samples 44 42 46 50, mean 45.5
+  GEMM  durations cycle 100 100 10 12 11 13: warm-up 100, 100; samples 10 12 11 13, mean 11.5;
+        sequences 100+100+10 = 210 and 12+11+13 = 36: 70 and 12 per launch, mean 41
+  copy  durations cycle 50 40 44 42 46:      warm-up 50, 40;   samples 44 42 46 50, mean 45.5;
+        sequences 40+44+42 = 126 and 46+50+40 = 136: 42 and 45.333 per launch, mean 43.667
 
-A run on an H200 with the database then prices both from the rows: 11.5 + 45.5 = 57 us of
-measured GPU time; a run on an H100 prices neither from them (rows of one GPU model never
-price another).
+A run on an H200 with the database then prices both by their back-to-back times: 41 + 43.667 =
+84.667 us of measured GPU time, with the launch latency taken from the launch round trip the
+profile measured (6 one-microsecond memsets, 2 of them warm-up); a run on an H100 prices neither
+from them (rows of one GPU model never price another) and keeps the default latency.
 """
 import argparse
 import json
@@ -28,6 +32,7 @@ GEMM_CALL = ("cublasGemmStridedBatchedEx opa=1 opb=0 m=256 n=512 k=128 lda=128 l
              "compute=68 beta=0")
 COPY_SIG = "copy:kind=h2d,bytes=1048576,host=pinned"
 COPY_CALL = "cudaMemcpyAsync kind=1 bytes=1048576 host=pinned"
+TRIP_CALL = "cudaMemsetAsync bytes=4"  # the launch round trip's operation
 
 failures = []
 
@@ -61,20 +66,25 @@ def main():
         if os.path.exists(f):
             os.remove(f)
     with open(times, "w") as f:
-        f.write(f"{GEMM_CALL} | 100 100 10 12 11 13\n{COPY_CALL} | 50 40 44 42 46\n")
+        f.write(f"{GEMM_CALL} | 100 100 10 12 11 13\n{COPY_CALL} | 50 40 44 42 46\n"
+                f"{TRIP_CALL} | 1\n")
     env = dict(os.environ, PHANTORA_STANDIN_GPU_TIMES=times, PHANTORA_STANDIN_GPU_LOG=log)
 
     p = run([a.phantora, "db", "profile", "--db", db, "--cuda-library", a.standin, "--warmup", "2",
-             "--repetitions", "4", "--", a.program], env, 0)
+             "--repetitions", "4", "--sequences", "2", "--sequence-length", "3", "--",
+             a.program], env, 0)
     expect(p.returncode == 0, "db profile -- job exits 0")
     expect("recorded as h200" in p.stderr, "the stand-in's 'NVIDIA H200' is recorded as h200")
 
     with open(log) as f:
         calls = [line.rstrip("\n") for line in f]
-    expect(calls.count(GEMM_CALL) == 6, f"GEMM replayed 2 + 4 times with cuBLAS arguments "
-           f"worked out by hand (got {calls.count(GEMM_CALL)})")
-    expect(calls.count(COPY_CALL) == 6, f"copy replayed 2 + 4 times (got {calls.count(COPY_CALL)})")
-    expect(len(calls) == 12, f"nothing else was launched (got {len(calls)} calls)")
+    expect(calls.count(GEMM_CALL) == 12, f"GEMM replayed 2 + 4 + 2 x 3 times with cuBLAS "
+           f"arguments worked out by hand (got {calls.count(GEMM_CALL)})")
+    expect(calls.count(COPY_CALL) == 12,
+           f"copy replayed 2 + 4 + 2 x 3 times (got {calls.count(COPY_CALL)})")
+    expect(calls.count(TRIP_CALL) == 6,
+           f"launch round trip: 2 + 4 memsets (got {calls.count(TRIP_CALL)})")
+    expect(len(calls) == 30, f"nothing else was launched (got {len(calls)} calls)")
 
     con = sqlite3.connect(db)
     rows = {r[0]: r[1:] for r in con.execute(
@@ -94,6 +104,18 @@ def main():
         expect(g[7] == "NVIDIA H200" and g[8] ==
                "cudart=13.0;cublas=13.1.7;sm_clock_mhz=1980;mem_clock_mhz=3201" and g[9],
                f"provenance: device, versions, clocks, time (got {g[7:]})")
+    seqs = {r[0]: r[1:] for r in con.execute(
+        "SELECT signature, gpu, length, count, mean_us, min_us, max_us FROM sequences")}
+    expect(GEMM_SIG in seqs and seqs[GEMM_SIG][:3] == ("h200", 3, 2)
+           and abs(seqs[GEMM_SIG][3] - 41) < 1e-3 and abs(seqs[GEMM_SIG][4] - 12) < 1e-3
+           and abs(seqs[GEMM_SIG][5] - 70) < 1e-3,
+           f"GEMM back to back: length 3, 2 sequences, mean 41, min 12, max 70 "
+           f"(got {seqs.get(GEMM_SIG)})")
+    expect(COPY_SIG in seqs and abs(seqs[COPY_SIG][3] - 131 / 3) < 1e-3,
+           f"copy back to back: mean (42 + 45.333) / 2 = 43.667 (got {seqs.get(COPY_SIG)})")
+    trip = list(con.execute("SELECT gpu, name, count, mean_us FROM device_facts"))
+    expect(len(trip) == 1 and trip[0][:3] == ("h200", "launch_round_trip", 4) and trip[0][3] >= 0,
+           f"the idle GPU's launch round trip stored for h200 from 4 samples (got {trip})")
     missing = list(con.execute("SELECT signature FROM missing WHERE gpu = 'h200'"))
     expect(missing == [], f"measured signatures are no longer missing (left: {missing})")
     con.close()
@@ -105,19 +127,27 @@ def main():
                  "--out", out, "--", a.program], None, 0)
         expect(p.returncode == 0, f"run on {gpu} exits 0")
         with open(os.path.join(out, "report.json")) as f:
-            g = json.load(f)["gpu_time"]
+            report = json.load(f)
+        g = report["gpu_time"]
         # report.json leaves out sources with no time
-        return g["by_source"].get("measured", {"time_s": 0})["time_s"], g["by_family"]
+        return (g["by_source"].get("measured", {"time_s": 0})["time_s"], g["by_family"],
+                report["launch_latency"])
 
-    t, fam = priced("h200")
-    expect(abs(t - 57e-6) < 1e-9, f"H200 run: 11.5 + 45.5 = 57 us measured (got {t * 1e6:.4f} us)")
+    t, fam, latency = priced("h200")
+    expect(abs(t - (41 + 131 / 3) * 1e-6) < 1e-9,
+           f"H200 run: 41 + 43.667 = 84.667 us measured (got {t * 1e6:.4f} us)")
     expect(set(fam) == {"gemm", "copy"} and set(fam["gemm"]) == {"measured"}
            and fam["gemm"]["measured"]["count"] == 1
-           and abs(fam["gemm"]["measured"]["time_s"] - 11.5e-6) < 1e-9
+           and abs(fam["gemm"]["measured"]["time_s"] - 41e-6) < 1e-9
            and set(fam["copy"]) == {"measured"} and fam["copy"]["measured"]["count"] == 1
-           and abs(fam["copy"]["measured"]["time_s"] - 45.5e-6) < 1e-9,
-           f"H200 by_family: one GEMM measured 11.5 us, one copy measured 45.5 us (got {fam})")
-    t, fam = priced("h100")
+           and abs(fam["copy"]["measured"]["time_s"] - 131 / 3 * 1e-6) < 1e-9,
+           f"H200 by_family: one GEMM measured 41 us, one copy 43.667 us (got {fam})")
+    expect(latency["from"] == "kernel database (measured launch round trip)"
+           and trip and abs(latency["us"] - trip[0][3]) < 1e-3,
+           f"H200 run: launch latency from the database's round trip (got {latency})")
+    t, fam, latency = priced("h100")
+    expect(latency == {"us": 4.0, "from": "default"},
+           f"H100 run: no round trip for this GPU, the default latency (got {latency})")
     expect(t == 0, f"H100 run: nothing priced from the H200's rows (got {t * 1e6:.4f} us)")
     expect(set(fam.get("gemm", {})) == {"modelled"} and set(fam.get("copy", {})) == {"modelled"},
            f"H100 by_family: the GEMM and the copy modelled (got {fam})")

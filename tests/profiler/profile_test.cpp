@@ -88,7 +88,7 @@ const kernels::DbEntry& row_of(const ProfileReport& r, const std::string& sig) {
 }
 
 TEST_F(ProfileStandin, WarmupThenRepetitionsEachTimedByEvents) {
-  const MeasureOptions options{.warmup = 2, .repetitions = 4, .device = 0};
+  const MeasureOptions options{.warmup = 2, .repetitions = 4, .device = 0, .sequences = 0};
   const ProfileReport r = measure_signatures(api_, {kGemmA, kGemmB, kH2d, kD2h}, "h200", options);
   ASSERT_EQ(r.rows.size(), 4u);
   EXPECT_TRUE(r.failed.empty());
@@ -149,7 +149,7 @@ const char* kLtGeluCall =
 TEST_F(ProfileStandin, EpilogueGemmsRunThroughCublasLt) {
   std::ofstream(dir_ / "times.txt", std::ios::app) << kLtBiasCall << " | 30 20 22 24\n"
                                                    << kLtGeluCall << " | 5\n";
-  const MeasureOptions options{.warmup = 1, .repetitions = 3, .device = 0};
+  const MeasureOptions options{.warmup = 1, .repetitions = 3, .device = 0, .sequences = 0};
   const ProfileReport r = measure_signatures(api_, {kLtBias, kLtGelu}, "h200", options);
   ASSERT_EQ(r.rows.size(), 2u) << (r.failed.empty() ? "" : r.failed[0].reason);
   const std::map<std::string, int> expected{{kLtBiasCall, 4}, {kLtGeluCall, 4}};
@@ -172,7 +172,11 @@ TEST_F(ProfileStandin, ProvenanceNamesDeviceVersionsClocksAndTime) {
   EXPECT_TRUE(std::regex_match(p.recorded_at, std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)")))
       << p.recorded_at;
   EXPECT_EQ(r.rows[0].stats.count, 20u);  // the default repetitions
-  EXPECT_EQ(calls().at(kGemmBCall), 25);  // 5 warm-up + 20 timed
+  // 5 warm-up + 20 timed + 3 back-to-back sequences of 10.
+  EXPECT_EQ(calls().at(kGemmBCall), 55);
+  ASSERT_TRUE(r.rows[0].back_to_back.has_value());
+  EXPECT_EQ(r.rows[0].back_to_back->length, 10u);
+  EXPECT_EQ(r.rows[0].back_to_back->per_launch.count, 3u);
 }
 
 TEST_F(ProfileStandin, UnreplayableFamiliesAreNamedAndNeverLaunched) {
@@ -213,7 +217,7 @@ TEST_F(ProfileStandin, UnreplayableFamiliesAreNamedAndNeverLaunched) {
 }
 
 TEST_F(ProfileStandin, MeasuredRowsPriceTheirGpuOnly) {
-  const MeasureOptions options{.warmup = 2, .repetitions = 4, .device = 0};
+  const MeasureOptions options{.warmup = 2, .repetitions = 4, .device = 0, .sequences = 0};
   const ProfileReport r = measure_signatures(api_, {kGemmA}, "h200", options);
   const fs::path db_path = dir_ / "k.db";
   {
@@ -243,7 +247,7 @@ TEST_F(ProfileStandin, MemsetsAreMeasuredAndPriceMemsetsOfTheirSize) {
   const std::string sig = kernels::signature(kernels::memset_desc(65536));
   EXPECT_EQ(sig, "mem:op=memset,read=0,write=65536");
   std::ofstream(dir_ / "times.txt", std::ios::app) << "cudaMemsetAsync bytes=65536 | 3 4 5\n";
-  const MeasureOptions options{.warmup = 1, .repetitions = 2, .device = 0};
+  const MeasureOptions options{.warmup = 1, .repetitions = 2, .device = 0, .sequences = 0};
   const ProfileReport r = measure_signatures(api_, {sig}, "h200", options);
   ASSERT_EQ(r.rows.size(), 1u) << (r.failed.empty() ? "" : r.failed[0].reason);
   // Only the measured calls reach the table (the scratch buffer's initialisation is on the
@@ -267,6 +271,75 @@ TEST_F(ProfileStandin, MemsetsAreMeasuredAndPriceMemsetsOfTheirSize) {
   const kernels::KernelCost other = model.cost_of_memset(Bytes(1 << 20), h200);
   EXPECT_EQ(other.source, kernels::CostSource::kModelled);
   EXPECT_EQ(other.duration, model.memset_cost(Bytes(1 << 20), h200));
+}
+
+// After the lone launches, sequences of launches back to back between one pair of events: each
+// sequence's time over its length is one sample of the per-launch time, and a row that has one
+// prices its operation by it (a training step runs its kernels back to back).
+TEST_F(ProfileStandin, BackToBackSequencesAreTimedStoredAndPrice) {
+  // GEMM A cycles 100 100 10 12 11 13 through 1 warm-up, 2 timed and 2 sequences of 3:
+  // warm-up 100; timed 100, 10; sequence 1: 12 + 11 + 13 = 36 -> 12 per launch; sequence 2:
+  // 100 + 100 + 10 = 210 -> 70 per launch.
+  const MeasureOptions options{
+      .warmup = 1, .repetitions = 2, .device = 0, .sequence_length = 3, .sequences = 2};
+  const ProfileReport r = measure_signatures(api_, {kGemmA}, "h200", options);
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_EQ(calls().at(kGemmACall), 1 + 2 + 2 * 3);
+  EXPECT_NEAR(r.rows[0].stats.mean_us, 55.0, 1e-4);
+  ASSERT_TRUE(r.rows[0].back_to_back.has_value());
+  EXPECT_EQ(r.rows[0].back_to_back->length, 3u);
+  EXPECT_NEAR(r.rows[0].back_to_back->per_launch.mean_us, 41.0, 1e-4);
+  EXPECT_NEAR(r.rows[0].back_to_back->per_launch.min_us, 12.0, 1e-4);
+  EXPECT_NEAR(r.rows[0].back_to_back->per_launch.max_us, 70.0, 1e-4);
+  ASSERT_EQ(r.measured[0].back_to_back_us.size(), 2u);
+
+  // Stored, read back (schema version 2), pooled with a second profile of equal length, and
+  // priced by the back-to-back mean.
+  const fs::path db_path = dir_ / "k.db";
+  {
+    auto db = kernels::KernelDb::open(db_path, kernels::KernelDb::Mode::kCreate);
+    EXPECT_EQ(db.schema_version(), 2);
+    db.put(r.rows, kernels::OnConflict::kCombine);
+    const auto back = db.lookup("h200", kGemmA);
+    ASSERT_TRUE(back && back->back_to_back);
+    EXPECT_NEAR(back->back_to_back->per_launch.mean_us, 41.0, 1e-4);
+  }
+  kernels::CostModel model;
+  model.set_database(kernels::load_kernel_db(db_path, "h200"));
+  const kernels::KernelCost c = model.cost_of_gemm(*kernels::parse_gemm_signature(kGemmA),
+                                                   kernels::GpuCatalog::builtin().find("h200"));
+  EXPECT_EQ(c.source, kernels::CostSource::kMeasured);
+  EXPECT_NEAR(c.duration.as_us(), 41.0, 1e-3);
+}
+
+// The idle GPU's launch round trip: host time from the call to the stream synchronisation's
+// return, less the events' time for the 4-byte memset. The stand-in's synchronisation takes
+// 2 ms of real time; the memset 1 us of GPU time.
+TEST_F(ProfileStandin, LaunchRoundTripIsHostTimeLessGpuTime) {
+  std::ofstream(dir_ / "times.txt", std::ios::app) << "cudaMemsetAsync bytes=4 | 1\n";
+  setenv("PHANTORA_STANDIN_GPU_SYNC_US", "2000", 1);
+  const kernels::DeviceFact f =
+      measure_launch_round_trip(api_, "h200", {.warmup = 1, .repetitions = 5, .device = 0});
+  unsetenv("PHANTORA_STANDIN_GPU_SYNC_US");
+  EXPECT_EQ(f.gpu, "h200");
+  EXPECT_EQ(f.name, kernels::kLaunchRoundTrip);
+  EXPECT_EQ(f.stats.count, 5u);
+  EXPECT_EQ(calls().at("cudaMemsetAsync bytes=4"), 6);
+  // At least the 2 ms the synchronisation sleeps, less the memset's 1 us; a loaded machine
+  // may add some.
+  EXPECT_GE(f.stats.min_us, 1999.0);
+  EXPECT_LT(f.stats.mean_us, 2000.0 + 50000.0);
+  EXPECT_EQ(f.provenance.device_name, "NVIDIA H200");
+
+  // Stored and read back as the snapshot's launch round trip.
+  const fs::path db_path = dir_ / "k.db";
+  {
+    auto db = kernels::KernelDb::open(db_path, kernels::KernelDb::Mode::kCreate);
+    db.put_fact(f);
+  }
+  EXPECT_NEAR(*kernels::load_kernel_db(db_path, "h200")->launch_round_trip_us(), f.stats.mean_us,
+              1e-6);
+  EXPECT_FALSE(kernels::load_kernel_db(db_path, "h100")->launch_round_trip_us().has_value());
 }
 
 TEST_F(ProfileStandin, MissingLibraryIsNamed) {

@@ -9,6 +9,8 @@
 //   PHANTORA_STANDIN_GPU_NAME   what cuDeviceGetName reports (default "NVIDIA H200").
 //   PHANTORA_STANDIN_GPU_DEFAULT_US  a duration for operations missing from the table, instead
 //                               of failing (scripts/gpu-check.sh --dry-run).
+//   PHANTORA_STANDIN_GPU_SYNC_US  real time cudaStreamSynchronize takes to return (default 0):
+//                               the host-observed latency a launch round trip measures.
 //
 // <operation> spells the call's arguments that decide its duration, e.g.
 // `cublasGemmStridedBatchedEx opa=1 opb=0 m=256 n=512 k=128 lda=128 ldb=128 ldc=256 ...` and
@@ -20,6 +22,7 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -29,6 +32,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -159,6 +163,9 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
   return cudaSuccess;
 }
 cudaError_t cudaStreamSynchronize(cudaStream_t) {
+  if (const char* us = std::getenv("PHANTORA_STANDIN_GPU_SYNC_US")) {
+    std::this_thread::sleep_for(std::chrono::microseconds(std::atol(us)));
+  }
   return cudaSuccess;
 }
 cudaError_t cudaEventCreate(cudaEvent_t* event) {

@@ -280,9 +280,12 @@ DbCommand::DbCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
       "scratch buffers, pinned or pageable host memory as recorded). Each: --warmup untimed "
       "launches, then --repetitions launches each between two CUDA events; the row holds their "
       "count, mean, min, max and standard deviation, the device name, driver, runtime and "
-      "cuBLAS versions, clocks and the time. Not measured, each listed with the reason: "
-      "attention, memory-bound and name-only kernel signatures, FP8 GEMMs, other epilogues, "
-      "peer copies. docs/kernels-db.md, \"Measuring\".");
+      "cuBLAS versions, clocks and the time. Then --sequences runs of --sequence-length "
+      "launches back to back between one pair of events: the per-launch time, which prices the "
+      "operation. Memsets are measured with cudaMemsetAsync; the idle GPU's launch round trip "
+      "is measured once. Not measured, each listed with the reason: attention, other "
+      "memory-bound and name-only kernel signatures, FP8 GEMMs, other epilogues, peer copies. "
+      "docs/kernels-db.md, \"Measuring\".");
   // The database may also be given as --db, as in `phantora db profile --db FILE -- cmd`.
   o.profile->add_option("database,--db", o.db, "Kernel database file (SQLite)")->required();
   o.profile->add_option("--gpu", o.gpu,
@@ -293,6 +296,14 @@ DbCommand::DbCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
       ->capture_default_str();
   o.profile->add_option("--repetitions", pr.repetitions, "Timed launches per signature")
       ->check(in_range("--repetitions", whole_from_to(1, 100000)))
+      ->capture_default_str();
+  o.profile
+      ->add_option("--sequences", pr.sequences,
+                   "Back-to-back sequences per signature, after the lone launches (0: none)")
+      ->check(in_range("--sequences", whole_from_to(0, 1000)))
+      ->capture_default_str();
+  o.profile->add_option("--sequence-length", pr.sequence_length, "Launches in each sequence")
+      ->check(in_range("--sequence-length", whole_from_to(1, 10000)))
       ->capture_default_str();
   o.profile->add_option("--device", pr.device, "CUDA device ordinal to measure on")
       ->check(in_range("--device", whole_from_to(0, 1023)))

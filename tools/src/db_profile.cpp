@@ -108,8 +108,11 @@ std::vector<std::string> read_signatures(const std::string& path) {
 void print_report(const profiler::ProfileReport& r) {
   for (const auto& m : r.measured) {
     const auto& s = r.rows[&m - r.measured.data()].stats;
-    fmt::print("measured  median {:>10.3f} us  min {:>10.3f}  max {:>10.3f}  n {:>3}  {}\n",
-               m.median_us, s.min_us, s.max_us, s.count, m.signature);
+    const double b2b = m.back_to_back_us.empty() ? 0 : profiler::median(m.back_to_back_us);
+    fmt::print(
+        "measured  median {:>10.3f} us  min {:>10.3f}  max {:>10.3f}  n {:>3}  back to back "
+        "{:>10.3f} us  {}\n",
+        m.median_us, s.min_us, s.max_us, s.count, b2b, m.signature);
   }
   // Unsupported signatures grouped by reason: a job has many kernels of one family.
   std::map<std::string, std::vector<std::string>> by_reason;
@@ -182,10 +185,24 @@ int run_db_profile(const ProfileRequest& r) {
   }
   fmt::print(stderr, "phantora: {} signatures to measure ({} warm-up + {} timed launches each)\n",
              signatures.size(), r.warmup, r.repetitions);
-  const profiler::ProfileReport report = profiler::measure_signatures(
-      api, signatures, gpu, {.warmup = r.warmup, .repetitions = r.repetitions, .device = r.device});
+  const profiler::MeasureOptions options{.warmup = r.warmup,
+                                         .repetitions = r.repetitions,
+                                         .device = r.device,
+                                         .sequence_length = r.sequence_length,
+                                         .sequences = r.sequences};
+  const profiler::ProfileReport report =
+      profiler::measure_signatures(api, signatures, gpu, options);
   print_report(report);
   auto db = kernels::KernelDb::open(r.db, kernels::KernelDb::Mode::kReadWrite);
+  // The idle GPU's launch round trip: `phantora run --kernel-db` takes it as the launch latency.
+  try {
+    const kernels::DeviceFact trip = profiler::measure_launch_round_trip(api, gpu, options);
+    db.put_fact(trip);
+    fmt::print("launch round trip (idle GPU) {:.3f} us, mean of {} (min {:.3f}, max {:.3f})\n",
+               trip.stats.mean_us, trip.stats.count, trip.stats.min_us, trip.stats.max_us);
+  } catch (const std::runtime_error& e) {
+    fmt::print("launch round trip not measured: {}\n", e.what());
+  }
   const size_t written = db.put(report.rows, kernels::OnConflict::kCombine);
   const size_t pruned = db.prune_missing();
   fmt::print(

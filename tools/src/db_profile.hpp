@@ -14,6 +14,8 @@ struct ProfileRequest {
   std::string gpu;  // the preset the GPU is recorded as; must agree with the device when known
   unsigned warmup = 5;
   unsigned repetitions = 20;
+  unsigned sequences = 3;         // back-to-back sequences per signature (0: none)
+  unsigned sequence_length = 10;  // launches in each
   int device = 0;
   std::optional<std::string> cuda_library;  // one library standing for runtime, cuBLAS, driver
   std::vector<std::string> job;             // run under `phantora run` first, when given

@@ -191,7 +191,7 @@ int write_k8s_manifests(const RunOptions& o) {
     throw std::invalid_argument("--hosts-per-node and --srun-arg go with --launcher slurm");
   // The daemon checks the rest when it starts; what it cannot check from here is checked now.
   const Cluster cluster = resolve_cluster(o);
-  if (o.launch_latency_us < 0 || o.call_cost_us < 0)
+  if (o.launch_latency_us.value_or(0) < 0 || o.call_cost_us < 0)
     throw std::invalid_argument("--launch-latency-us and --call-cost-us must not be negative");
 
   K8sSpec s;
@@ -236,7 +236,7 @@ int write_k8s_manifests(const RunOptions& o) {
     arg("--represent-dp", std::to_string(o.represent_dp));
     arg("--dp-comms", o.dp_comms);
   }
-  arg("--launch-latency-us", fmt::format("{}", o.launch_latency_us));
+  if (o.launch_latency_us) arg("--launch-latency-us", fmt::format("{}", *o.launch_latency_us));
   arg("--call-cost-us", fmt::format("{}", o.call_cost_us));
   arg("--collective-timeout", std::to_string(o.collective_timeout_s));
   if (o.timeout_s) arg("--timeout", std::to_string(*o.timeout_s));

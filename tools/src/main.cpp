@@ -82,9 +82,9 @@ void add_simulation_options(CLI::App* cmd, RunOptions& o) {
                   "CSV of pinned kernel durations (header: kernel,duration_us)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--launch-latency-us", o.launch_latency_us,
-                  "Latency from a launch call to the GPU starting the work")
-      ->check(in_range("--launch-latency-us", number_at_least(0)))
-      ->capture_default_str();
+                  "Latency from a launch call to the GPU starting the work (default: the "
+                  "--kernel-db's measured launch round trip for the GPU, else 4)")
+      ->check(in_range("--launch-latency-us", number_at_least(0)));
   cmd->add_option("--call-cost-us", o.call_cost_us,
                   "Host time charged per GPU-work API call (measured and model modes)")
       ->check(in_range("--call-cost-us", number_at_least(0)))

@@ -9,6 +9,8 @@
 
 namespace phantora::tools {
 
+inline constexpr double kDefaultLaunchLatencyUs = 4.0;
+
 struct RunOptions {
   // Unset: from --topology if given, else 1 host x 8 H100.
   std::optional<int> hosts;
@@ -29,7 +31,9 @@ struct RunOptions {
   double host_speed = 1;     // JobShape::host_speed
   std::optional<std::filesystem::path> kernel_times;
   std::optional<std::filesystem::path> kernel_db;
-  double launch_latency_us = 4.0;
+  // Unset: the kernel database's measured launch round trip for the GPU, else
+  // kDefaultLaunchLatencyUs.
+  std::optional<double> launch_latency_us;
   double call_cost_us = 2.0;
   std::optional<int> timeout_s;
   int collective_timeout_s = 300;

@@ -121,7 +121,7 @@ Cluster resolve_cluster(const RunOptions& o) {
 PreparedRun prepare_run(const RunOptions& o) {
   PreparedRun p{.cluster = resolve_cluster(o), .scanner = StepTimeScanner(o.step_time_regex)};
   const sim::DpCommRule dp_comms = sim::DpCommRule::parse(o.dp_comms);
-  if (o.launch_latency_us < 0 || o.call_cost_us < 0) {
+  if (o.launch_latency_us.value_or(0) < 0 || o.call_cost_us < 0) {
     throw std::invalid_argument("--launch-latency-us and --call-cost-us must not be negative");
   }
   p.gpu = &kernels::GpuCatalog::builtin().find(p.cluster.gpu);
@@ -133,7 +133,17 @@ PreparedRun prepare_run(const RunOptions& o) {
   kernels::KernelTimes pinned;
   if (o.kernel_times) pinned = kernels::KernelTimes::from_csv(*o.kernel_times);
   kernels::CostModel cost_model(kernels::CostParams::builtin(), std::move(pinned));
-  if (o.kernel_db) cost_model.set_database(kernels::load_kernel_db(*o.kernel_db, p.gpu->key));
+  // The launch latency: the option, else the database's measured round trip for this GPU.
+  double launch_latency_us = o.launch_latency_us.value_or(kDefaultLaunchLatencyUs);
+  std::string launch_latency_from = o.launch_latency_us ? "--launch-latency-us" : "default";
+  if (o.kernel_db) {
+    auto db = kernels::load_kernel_db(*o.kernel_db, p.gpu->key);
+    if (!o.launch_latency_us && db->launch_round_trip_us()) {
+      launch_latency_us = *db->launch_round_trip_us();
+      launch_latency_from = "kernel database (measured launch round trip)";
+    }
+    cost_model.set_database(std::move(db));
+  }
   p.costs = std::make_unique<sim::KernelsCostProvider>(std::move(cost_model), *p.gpu);
 
   sim::SimulationConfig& config = p.config;
@@ -150,7 +160,8 @@ PreparedRun prepare_run(const RunOptions& o) {
   }
   config.host_speed = o.host_speed;
   config.per_call_cost = SimTime::us(o.call_cost_us);
-  config.launch_latency = SimTime::us(o.launch_latency_us);
+  config.launch_latency = SimTime::us(launch_latency_us);
+  config.launch_latency_from = launch_latency_from;
   config.trace_path = o.out / "trace.json";
   config.topology = p.cluster.topology;
   config.collective_timeout = std::chrono::seconds(o.collective_timeout_s);

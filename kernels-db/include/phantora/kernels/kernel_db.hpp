@@ -24,7 +24,7 @@ namespace phantora::kernels {
 class GpuCatalog;
 struct GpuPreset;
 
-inline constexpr int kKernelDbSchemaVersion = 1;
+inline constexpr int kKernelDbSchemaVersion = 2;
 inline constexpr int32_t kKernelDbApplicationId = 0x50484b44;  // "PHKD" in the SQLite header
 
 // Where a row came from: measured by `phantora db profile`, imported from a CSV or another
@@ -52,13 +52,36 @@ struct Provenance {
   std::string recorded_at;       // ISO 8601 UTC, e.g. "2025-06-01T12:00:00Z"
 };
 
+// The operation timed `length` times back to back between one pair of events: the duration of
+// one launch in such a sequence (schema version 2, table `sequences`). A training step runs its
+// kernels back to back, so where a row has one it prices the operation (docs/kernels-db.md,
+// "Back to back").
+struct SequenceStats {
+  uint32_t length = 0;
+  DurationStats per_launch;
+};
+
 struct DbEntry {
   std::string gpu;        // GPU preset key (gpus.toml), e.g. "h100"
   std::string signature;  // canonical (op_desc.hpp)
-  DurationStats stats;
+  DurationStats stats;    // each launch timed alone, between its own pair of events
   EntrySource source = EntrySource::kMeasured;
   Provenance provenance;
+  std::optional<SequenceStats> back_to_back;
 };
+
+// A measured property of a GPU rather than of one operation (schema version 2, table
+// `device_facts`), e.g. kLaunchRoundTrip.
+struct DeviceFact {
+  std::string gpu;
+  std::string name;
+  DurationStats stats;
+  Provenance provenance;
+};
+
+// Host-observed time from an operation's launch on an idle GPU to its completion being seen by
+// the host, less the operation's own duration: what the engine's launch latency stands for.
+inline constexpr std::string_view kLaunchRoundTrip = "launch_round_trip";
 
 // A signature a run had to model because the database did not have it.
 struct MissingEntry {
@@ -102,6 +125,10 @@ class KernelDb {
   // written; on an error nothing changes. Returns the number of rows written or combined.
   size_t put(const std::vector<DbEntry>& rows, OnConflict on_conflict);
 
+  // Device facts: put replaces the stored fact of that GPU and name.
+  void put_fact(const DeviceFact& fact);
+  std::optional<DeviceFact> fact(std::string_view gpu, std::string_view name) const;
+
   // Adds occurrences to the missing table (one transaction).
   void add_missing(const std::vector<MissingEntry>& rows);
   std::vector<MissingEntry> missing(std::string_view gpu = {}) const;
@@ -125,10 +152,13 @@ class DbSnapshot {
   const DbEntry* find(std::string_view signature) const;
   const std::string& gpu() const { return gpu_; }
   size_t size() const { return by_signature_.size(); }
+  // The measured launch round trip of this GPU (kLaunchRoundTrip), if the database has one.
+  std::optional<double> launch_round_trip_us() const { return launch_round_trip_us_; }
 
  private:
   std::string gpu_;
   std::unordered_map<std::string, DbEntry> by_signature_;
+  std::optional<double> launch_round_trip_us_;
 };
 
 // CSV with the header of docs/kernels-db.md:

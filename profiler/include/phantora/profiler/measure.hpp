@@ -14,12 +14,17 @@ struct MeasureOptions {
   unsigned warmup = 5;        // untimed launches first: clocks ramp up, caches and cuBLAS warm
   unsigned repetitions = 20;  // timed launches, each between its own pair of events
   int device = 0;
+  // Then `sequences` runs of `sequence_length` launches back to back between one pair of events
+  // (DbEntry::back_to_back); 0 sequences: none.
+  unsigned sequence_length = 10;
+  unsigned sequences = 3;
 };
 
 struct Measured {
   std::string signature;
   std::vector<double> samples_us;  // in launch order
   double median_us = 0;
+  std::vector<double> back_to_back_us;  // per launch, one value per sequence
 };
 
 struct NotMeasured {
@@ -43,5 +48,11 @@ ProfileReport measure_signatures(const CudaApi& api, const std::vector<std::stri
                                  const std::string& gpu_key, const MeasureOptions& options);
 
 double median(std::vector<double> samples);
+
+// The launch round trip of the idle GPU (kernels::kLaunchRoundTrip): `repetitions` times, after
+// 1 ms of host idleness, one 4-byte cudaMemsetAsync between two events on a fresh stream, timed
+// on the host from the call to cudaStreamSynchronize's return, less the events' time for it.
+kernels::DeviceFact measure_launch_round_trip(const CudaApi& api, const std::string& gpu_key,
+                                              const MeasureOptions& options);
 
 }  // namespace phantora::profiler

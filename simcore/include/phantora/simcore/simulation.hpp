@@ -45,6 +45,7 @@ struct SimulationConfig {
   double host_speed = 1;  // measured mode: CPU time is divided by it (the shim applies it)
   SimTime per_call_cost = SimTime::us(1);
   SimTime launch_latency = SimTime::us(2);
+  std::string launch_latency_from = "default";  // where launch_latency came from (the report)
   std::string token;
   std::filesystem::path trace_path;  // empty: no trace
   // A collective whose members have not all arrived after this much wall-clock time ends the
