@@ -364,7 +364,7 @@ bool Timelines::watch_stalls() {
     }
     if (now - t->window_start_ns < kStallAfterNs) continue;
     const int64_t demand = thread_demand_ns(t->tid);
-    if (demand >= 0 && t->window_demand_ns >= 0 &&
+    if (demand >= 0 && t->window_demand_ns >= 0 && !thread_runnable(t->tid) &&
         static_cast<double>(demand - t->window_demand_ns) <
             kStallBusyShare * static_cast<double>(now - t->window_start_ns)) {
       t->stalled.store(true);

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 
 namespace phantora::shim {
 
@@ -31,6 +32,21 @@ int64_t thread_demand_ns(int tid) {
   const int n = std::fscanf(f, "%llu %llu", &run, &wait);
   std::fclose(f);
   return n == 2 ? static_cast<int64_t>(run + wait) : -1;
+}
+
+bool thread_runnable(int tid) {
+  char path[64];
+  std::snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+  std::FILE* f = std::fopen(path, "r");
+  if (f == nullptr) return false;
+  char buf[512];
+  const size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
+  std::fclose(f);
+  buf[n] = '\0';
+  // "TID (comm) S ...": the command may hold spaces and parentheses; the state follows the last
+  // ')'.
+  const char* close = std::strrchr(buf, ')');
+  return close != nullptr && close[1] == ' ' && close[2] == 'R';
 }
 
 }  // namespace phantora::shim

@@ -28,4 +28,10 @@ inline int64_t thread_cpu_ns() {
 // oversubscribed machine still shows demand, one blocked shows none.
 int64_t thread_demand_ns(int tid);
 
+// Whether thread `tid` of this process is running or waiting on a run queue now (state R in
+// /proc/self/task/TID/stat). The run-queue wait in schedstat is only counted once the thread
+// runs again, so on a machine loaded far beyond its cores a runnable thread can show no demand
+// for a whole stall window; its state still says it is not blocked.
+bool thread_runnable(int tid);
+
 }  // namespace phantora::shim

@@ -112,6 +112,8 @@ TEST(Srun, OneTaskPerHostEachBecomingItsHost) {
                                              "123",
                                              "--moe-imbalance",
                                              "1.5",
+                                             "--host-speed",
+                                             "1",
                                              "--",
                                              "./job",
                                              "--steps",
