@@ -55,6 +55,10 @@ double peak_flops(const GpuPerf& perf, DType input, DType compute) {
   return tflops * 1e12;
 }
 
+double clock_scale(const GpuPreset& gpu, double measured_clock_mhz) {
+  return measured_clock_mhz > 0 ? gpu.perf.sustained_clock_mhz / measured_clock_mhz : 1.0;
+}
+
 double gemm_flops(const GemmDesc& d) {
   return 2.0 * static_cast<double>(d.m) * static_cast<double>(d.n) * static_cast<double>(d.k) *
          static_cast<double>(d.batch);
@@ -75,7 +79,8 @@ Estimate gemm_estimate(const GemmDesc& d, const GpuPreset& gpu, const ModelParam
   // time never falls as a dimension grows; the partial sums' reduction is left to L2.
   const double k_slices = std::max(
       1.0, round_up(d.k, params.gemm_tile_k) / static_cast<double>(params.gemm_split_k_min));
-  const double rate = peak_flops(gpu.perf, d.a, d.compute) * eff.gemm_efficiency;
+  e.clock_scale = clock_scale(gpu, eff.gemm_clock_mhz);
+  const double rate = peak_flops(gpu.perf, d.a, d.compute) * eff.gemm_efficiency * e.clock_scale;
   const double compute_s = padded_flops / rate / fill(tiles * k_slices, gpu);
 
   const double m = static_cast<double>(d.m), n = static_cast<double>(d.n);
@@ -113,7 +118,8 @@ Estimate attention_estimate(const AttentionDesc& d, const GpuPreset& gpu,
   const uint64_t seq_blocks = d.backward ? d.seq_k : d.seq_q;
   const double tiles = static_cast<double>(d.batch) * static_cast<double>(d.heads_q) *
                        ceil_div(seq_blocks, params.attention_tile_q);
-  const double rate = peak_flops(gpu.perf, d.dtype, DType::kF32) * efficiency;
+  e.clock_scale = clock_scale(gpu, eff.attention_clock_mhz);
+  const double rate = peak_flops(gpu.perf, d.dtype, DType::kF32) * efficiency * e.clock_scale;
   const double compute_s = e.flops / rate / fill(tiles, gpu);
 
   // Forward reads Q, K, V and writes O and the log-sum-exp (f32); backward reads Q, K, V, O,

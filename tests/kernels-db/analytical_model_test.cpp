@@ -36,6 +36,34 @@ TEST(GemmModel, LargeBf16CubeOnH100ByHand) {
   EXPECT_NEAR(e.memory_us, 3.0 * 4096 * 4096 * 2 / (3350e9 * 0.90) * 1e6, 1e-6);
   EXPECT_NEAR(e.duration.as_us(), 4.0 + compute_us, 1e-3);
   EXPECT_NEAR(e.duration.as_us(), 177.4, 0.1);
+  // 0.801 was measured unlocked on a 700 W H100 (models.toml [mamf]), i.e. at the sustained
+  // clock this preset carries: no rescaling, the clock drop is in the constant already.
+  EXPECT_DOUBLE_EQ(e.clock_scale, 1.0);
+}
+
+AttentionDesc gpt_attention();
+
+TEST(ClockModel, PowerLimitedH100ScalesComputeButNotMemory) {
+  // h100-500w sustains 1410 MHz where the 700 W part, on which every H100 efficiency was
+  // measured, sustains 1575 (GEMMs) or was locked at 1830 (attention): compute terms take
+  // 1575 / 1410 = 1.117 and 1830 / 1410 = 1.298 times longer; bytes move at the same rate.
+  const GpuPreset& full = gpu("h100");
+  const GpuPreset& capped = gpu("h100-500w");
+  const Estimate g700 = gemm_estimate(cube(4096), full, params());
+  const Estimate g500 = gemm_estimate(cube(4096), capped, params());
+  EXPECT_DOUBLE_EQ(g500.clock_scale, 1410.0 / 1575.0);
+  EXPECT_NEAR(g500.compute_us, g700.compute_us * 1575.0 / 1410.0, 1e-6);
+  EXPECT_DOUBLE_EQ(g500.memory_us, g700.memory_us);
+
+  const AttentionDesc a = gpt_attention();
+  EXPECT_NEAR(attention_estimate(a, capped, params()).compute_us,
+              attention_estimate(a, full, params()).compute_us * 1575.0 / 1410.0, 1e-6);
+  EXPECT_DOUBLE_EQ(attention_estimate(a, capped, params()).clock_scale, 1410.0 / 1830.0);
+
+  MemoryOpDesc op;
+  op.bytes_read = op.bytes_written = 1ull << 28;
+  EXPECT_EQ(memory_op_estimate(op, capped, params()).duration,
+            memory_op_estimate(op, full, params()).duration);
 }
 
 TEST(GemmModel, Bf16Cube8192OnH100IsWithin1p1To1p6OfPeakTime) {
@@ -58,8 +86,11 @@ TEST(GemmModel, EfficiencyRisesWithSizeAndStaysBelowPeak) {
         EXPECT_GE(eff, previous) << g.key << " " << to_string(t) << " " << s;
         previous = eff;
       }
-      // The largest reach the calibrated efficiency, the smallest are far from it.
-      EXPECT_GT(efficiency(cube(32768, t), g), 0.9 * params().for_gpu(g.key).gemm_efficiency);
+      // The largest reach the calibrated efficiency at this preset's sustained clock, the
+      // smallest are far from it.
+      const ModelParams::PerGpu& row = params().for_gpu(g.key);
+      EXPECT_GT(efficiency(cube(32768, t), g),
+                0.9 * row.gemm_efficiency * clock_scale(g, row.gemm_clock_mhz));
       EXPECT_LT(efficiency(cube(256, t), g), 0.2);
     }
   }
@@ -154,14 +185,22 @@ AttentionDesc gpt_attention() {
   return a;
 }
 
+// FA2 and FA3 on H100 were measured with the clock locked at 1830 MHz (models.toml [fa3]); a
+// 700 W H100 sustains 1575 MHz under load (gpus.toml [dg-120]), so its attention rate is
+// 1575 / 1830 = 0.861 of the measured one.
+constexpr double kH100AttentionClock = 1575.0 / 1830.0;
+
 TEST(AttentionModel, ForwardByHand) {
   // FLOPs 4·b·h·s²·d / 2 (causal) = 4·8·16·2048²·128/2 = 137.4 GFLOP, at 989.4 TFLOPS × 0.35
-  // (FA2 on H100) = 396.8 µs; 8·16·16 = 2048 query tiles fill the SMs. Plus 4 µs.
+  // (FA2 on H100) × 0.861 (clock) = 461.1 µs; 8·16·16 = 2048 query tiles fill the SMs. Plus 4 µs.
   const AttentionDesc a = gpt_attention();
   const Estimate e = attention_estimate(a, gpu("h100"), params());
   const double flops = 4.0 * 8 * 16 * 2048.0 * 2048.0 * 128 / 2;
   EXPECT_DOUBLE_EQ(e.flops, flops);
-  EXPECT_NEAR(e.duration.as_us(), 4.0 + flops / (989.4e12 * 0.35) * 1e6, 1e-3);
+  EXPECT_DOUBLE_EQ(e.clock_scale, kH100AttentionClock);
+  EXPECT_NEAR(e.duration.as_us(), 4.0 + flops / (989.4e12 * 0.35 * kH100AttentionClock) * 1e6,
+              1e-3);
+  EXPECT_NEAR(e.duration.as_us(), 465.1, 0.1);
   // Q, K, V, O: 4 × 8·16·2048·128 × 2 B, plus the f32 log-sum-exp 8·16·2048 × 4 B.
   EXPECT_DOUBLE_EQ(e.bytes, 4.0 * 8 * 16 * 2048 * 128 * 2 + 4.0 * 8 * 16 * 2048);
 }
@@ -172,7 +211,8 @@ TEST(AttentionModel, BackwardIsTwoAndAHalfTimesTheFlops) {
   a.backward = true;
   const Estimate bwd = attention_estimate(a, gpu("h100"), params());
   EXPECT_DOUBLE_EQ(bwd.flops, 2.5 * fwd.flops);
-  EXPECT_NEAR(bwd.duration.as_us(), 4.0 + bwd.flops / (989.4e12 * 0.28) * 1e6, 1e-3);
+  EXPECT_NEAR(bwd.duration.as_us(), 4.0 + bwd.flops / (989.4e12 * 0.28 * kH100AttentionClock) * 1e6,
+              1e-3);
   // Non-causal doubles the work.
   a.causal = false;
   EXPECT_DOUBLE_EQ(attention_estimate(a, gpu("h100"), params()).flops, 2 * bwd.flops);
@@ -231,6 +271,8 @@ fa2_backward = 0.28
 fa3_forward = 0.0
 fa3_backward = 0.0
 memory_efficiency = 0.85
+gemm_clock_mhz = 0.0
+attention_clock_mhz = 0.0
 )";
   EXPECT_NO_THROW(ModelParams::from_string(good, "m.toml"));
   std::string too_high = good;
