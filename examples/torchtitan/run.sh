@@ -20,7 +20,9 @@
 #   llama3-8b       Llama 3 8B, FSDP2, local batch 2 x 8192, selective AC, 1 host x 8 H100
 #   llama3-70b      Llama 3 70B, TP 8 x FSDP2 2, local batch 8 x 8192, full AC, 2 hosts x 8 H100
 #
-# Environment: PHANTORA (default build/tools/phantora), OUT (default runs/torchtitan-PRESET),
+# Environment: PHANTORA (default build/tools/phantora), GPU (phantora's --gpu instead of the
+# preset's h100, e.g. h100-500w: the 500 W limit of TorchTitan's published H100 runs, docs/gpus.md),
+# OUT (default runs/torchtitan-PRESET),
 # PORT (rendezvous, default 29940), STEPS (default 4), IMBALANCE (debug-moe-ep: phantora run's
 # --moe-imbalance, 0 = balanced), PHANTORA_ARGS (more `phantora run`
 # options, e.g. "--represent-dp 16"), AC (the activation-checkpointing sub-command, which
@@ -79,7 +81,7 @@ export TORCHINDUCTOR_COMPILE_THREADS=${TORCHINDUCTOR_COMPILE_THREADS:-1}
 # compiled kernels are kept with phantora's other caches (inductor's default is under /tmp)
 export TORCHINDUCTOR_CACHE_DIR=${TORCHINDUCTOR_CACHE_DIR:-$HOME/.cache/phantora/torchinductor}
 # shellcheck disable=SC2086
-exec "$phantora" run --hosts "$hosts" --gpus-per-host "$gpus" --gpu "$gpu" --cpu-time model \
+exec "$phantora" run --hosts "$hosts" --gpus-per-host "$gpus" --gpu "${GPU:-$gpu}" --cpu-time model \
   --out "$out" ${PHANTORA_ARGS:-} -- \
   "$python" -m torch.distributed.run --nnodes "$hosts" --nproc-per-node "$gpus" \
   --rdzv-backend c10d --rdzv-endpoint "localhost:$port" \

@@ -1,6 +1,7 @@
 #include "phantora/kernels/analytical_model.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace phantora::kernels {
 namespace {
@@ -55,6 +56,10 @@ double peak_flops(const GpuPerf& perf, DType input, DType compute) {
   return tflops * 1e12;
 }
 
+double clock_scale(const GpuPreset& gpu, double measured_clock_mhz) {
+  return measured_clock_mhz > 0 ? gpu.perf.sustained_clock_mhz / measured_clock_mhz : 1.0;
+}
+
 double gemm_flops(const GemmDesc& d) {
   return 2.0 * static_cast<double>(d.m) * static_cast<double>(d.n) * static_cast<double>(d.k) *
          static_cast<double>(d.batch);
@@ -65,18 +70,29 @@ Estimate gemm_estimate(const GemmDesc& d, const GpuPreset& gpu, const ModelParam
   Estimate e;
   e.flops = gemm_flops(d);
   const double batch = static_cast<double>(d.batch);
-  // Tensor cores work on whole tiles: a dimension below the tile size costs a full tile.
-  const double padded_flops = 2.0 * batch * round_up(d.m, params.gemm_tile_m) *
-                              round_up(d.n, params.gemm_tile_n) * round_up(d.k, params.gemm_tile_k);
+  const double sms = std::max(1, gpu.device.multiprocessor_count);
+  // Output tiles; tensor cores work on whole tiles, so a dimension below the tile size costs a
+  // full tile.
   const double tiles =
       batch * ceil_div(d.m, params.gemm_tile_m) * ceil_div(d.n, params.gemm_tile_n);
-  // With fewer output tiles than SMs and a long K, cuBLAS splits K (split-K / stream-K): up to
-  // padded K / split_k_min_k blocks work on each output tile. Counted continuously so that the
-  // time never falls as a dimension grows; the partial sums' reduction is left to L2.
-  const double k_slices = std::max(
-      1.0, round_up(d.k, params.gemm_tile_k) / static_cast<double>(params.gemm_split_k_min));
-  const double rate = peak_flops(gpu.perf, d.a, d.compute) * eff.gemm_efficiency;
-  const double compute_s = padded_flops / rate / fill(tiles * k_slices, gpu);
+  const double padded_k = round_up(d.k, params.gemm_tile_k);
+  // With fewer output tiles than SMs and a long K, cuBLAS splits K (split-K / stream-K): each
+  // tile's K loop is cut into up to padded K / split_k_min_k slices, no more than fill the SMs.
+  // Counted continuously so that the time never falls as a dimension grows; the partial sums'
+  // reduction is left to L2.
+  double k_slices = 1;
+  if (tiles < sms) {
+    k_slices =
+        std::clamp(padded_k / static_cast<double>(params.gemm_split_k_min), 1.0, sms / tiles);
+  }
+  // Every SM works on one tile (or K slice) at a time: the kernel runs in whole waves, and a
+  // partial last wave costs as long as a full one (133 tiles on 132 SMs: two waves).
+  e.waves = tiles < sms ? 1.0 : std::ceil(tiles / sms);
+  e.clock_scale = clock_scale(gpu, eff.gemm_clock_mhz);
+  const double rate = peak_flops(gpu.perf, d.a, d.compute) * eff.gemm_efficiency * e.clock_scale;
+  const double tile_flops = 2.0 * static_cast<double>(params.gemm_tile_m) *
+                            static_cast<double>(params.gemm_tile_n) * padded_k / k_slices;
+  const double compute_s = e.waves * tile_flops / (rate / sms);
 
   const double m = static_cast<double>(d.m), n = static_cast<double>(d.n);
   const double k = static_cast<double>(d.k);
@@ -113,7 +129,8 @@ Estimate attention_estimate(const AttentionDesc& d, const GpuPreset& gpu,
   const uint64_t seq_blocks = d.backward ? d.seq_k : d.seq_q;
   const double tiles = static_cast<double>(d.batch) * static_cast<double>(d.heads_q) *
                        ceil_div(seq_blocks, params.attention_tile_q);
-  const double rate = peak_flops(gpu.perf, d.dtype, DType::kF32) * efficiency;
+  e.clock_scale = clock_scale(gpu, eff.attention_clock_mhz);
+  const double rate = peak_flops(gpu.perf, d.dtype, DType::kF32) * efficiency * e.clock_scale;
   const double compute_s = e.flops / rate / fill(tiles, gpu);
 
   // Forward reads Q, K, V and writes O and the log-sum-exp (f32); backward reads Q, K, V, O,

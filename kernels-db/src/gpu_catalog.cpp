@@ -113,6 +113,8 @@ GpuPerf read_perf(detail::TableReader t) {
   const int64_t links = t.integer("nvlink_links");
   if (links < 0 || links > 64) t.fail("nvlink_links", "must be between 0 and 64");
   p.nvlink_links = static_cast<int>(links);
+  p.tensor_peak_clock_mhz = read_positive(t, "tensor_peak_clock_mhz");
+  p.sustained_clock_mhz = read_positive(t, "sustained_clock_mhz");
   t.reject_unknown();
   return p;
 }
@@ -211,6 +213,8 @@ std::string format_preset(const GpuPreset& p) {
   out += fmt::format("  {:<32} {} / {} / {} ({} links)\n", "GB/s HBM/PCIe/NVLink",
                      p.perf.hbm.as_gbytes_per_s(), p.perf.pcie.as_gbytes_per_s(),
                      p.perf.nvlink.as_gbytes_per_s(), p.perf.nvlink_links);
+  out += fmt::format("  {:<32} {} / {}\n", "SM clock MHz peak-rated/sustained",
+                     p.perf.tensor_peak_clock_mhz, p.perf.sustained_clock_mhz);
   return out;
 }
 

@@ -13,11 +13,19 @@
 namespace phantora::kernels {
 namespace {
 
+// What fraction of its rated compute peak a part delivers at the clock it sustains under load:
+// a measurement was taken at the measuring part's sustained clock (docs/cost-model.md, "Clocks").
+double sustained_share(const GpuPreset& gpu) {
+  return gpu.perf.sustained_clock_mhz / gpu.perf.tensor_peak_clock_mhz;
+}
+
 // The rate that bounds an operation of this signature on this GPU (any unit, same for both).
 double bounding_rate(std::string_view sig, const GpuPreset& gpu) {
-  if (const auto g = parse_gemm_signature(sig)) return peak_flops(gpu.perf, g->a, g->compute);
+  if (const auto g = parse_gemm_signature(sig)) {
+    return peak_flops(gpu.perf, g->a, g->compute) * sustained_share(gpu);
+  }
   if (const auto a = parse_attention_signature(sig)) {
-    return peak_flops(gpu.perf, a->dtype, DType::kF32);
+    return peak_flops(gpu.perf, a->dtype, DType::kF32) * sustained_share(gpu);
   }
   if (const auto c = parse_copy_signature(sig)) {
     switch (c->kind) {

@@ -25,6 +25,12 @@ double positive(detail::TableReader& t, std::string_view key) {
   return v;
 }
 
+double non_negative(detail::TableReader& t, std::string_view key) {
+  const double v = t.number(key);
+  if (!(v >= 0)) t.fail(key, "must be zero or positive");
+  return v;
+}
+
 uint64_t positive_int(detail::TableReader& t, std::string_view key) {
   const int64_t v = t.integer(key);
   if (v <= 0) t.fail(key, "must be a positive integer");
@@ -74,6 +80,8 @@ ModelParams ModelParams::from_string(std::string_view toml_text, std::string_vie
       t.fail("fa3_backward", "fa3_forward and fa3_backward must both be 0 or both positive");
     }
     g.memory_efficiency = fraction(t, "memory_efficiency");
+    g.gemm_clock_mhz = non_negative(t, "gemm_clock_mhz");
+    g.attention_clock_mhz = non_negative(t, "attention_clock_mhz");
     t.reject_unknown();
     p.per_gpu.emplace(key, g);
   }

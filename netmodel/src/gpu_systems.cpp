@@ -15,6 +15,10 @@ constexpr GpuSystem kGpuSystems[] = {
     {"h100", "dgx-h100",
      "NVIDIA DGX H100/H200 User Guide, 'Hardware Overview': 8 x H100 SXM5 "
      "(https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html)"},
+    {"h100-500w", "dgx-h100",
+     "NVIDIA DGX H100/H200 User Guide, 'Hardware Overview': 8 x H100 SXM5 "
+     "(https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html); a power "
+     "limit changes no link"},
     {"h200", "dgx-h200",
      "NVIDIA DGX H100/H200 User Guide, 'Hardware Overview': 8 x H200 SXM "
      "(https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html)"},

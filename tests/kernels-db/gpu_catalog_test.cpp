@@ -19,9 +19,9 @@ std::string error_of(auto&& fn) {
   return "(no error)";
 }
 
-TEST(GpuCatalog, BuiltinHasTheFourPresets) {
+TEST(GpuCatalog, BuiltinHasTheFivePresets) {
   const auto names = GpuCatalog::builtin().names();
-  EXPECT_EQ(names, (std::vector<std::string>{"a100-80gb", "h100", "h200", "b200"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"a100-80gb", "h100", "h100-500w", "h200", "b200"}));
 }
 
 // Figures from the vendor datasheets and public deviceQuery output (kernels-db/data/gpus.toml).
@@ -65,9 +65,44 @@ TEST(GpuCatalog, OtherPartsMatchTheReferenceFigures) {
   EXPECT_EQ(b200.device.total_global_mem >> 20, 182642u);
 }
 
+TEST(GpuCatalog, TensorPeaksFollowTheirRatedClock) {
+  // Dense FP16/BF16 FLOP per SM per clock: 2048 on Ampere (A100 whitepaper), 4096 on Hopper;
+  // SMs x that x the rated clock gives the datasheet peak.
+  const GpuCatalog& c = GpuCatalog::builtin();
+  for (const char* key : {"h100", "h100-500w", "h200"}) {
+    const GpuPreset& p = c.find(key);
+    EXPECT_NEAR(132 * 4096 * p.perf.tensor_peak_clock_mhz * 1e6 / 1e12, p.perf.bf16_tflops, 0.5)
+        << key;
+  }
+  const GpuPreset& a100 = c.find("a100");
+  EXPECT_NEAR(108 * 2048 * a100.perf.tensor_peak_clock_mhz * 1e6 / 1e12, a100.perf.bf16_tflops,
+              0.5);
+}
+
+TEST(GpuCatalog, PowerLimitedH100DiffersOnlyInItsSustainedClock) {
+  const GpuCatalog& c = GpuCatalog::builtin();
+  const GpuPreset& full = c.find("h100");
+  const GpuPreset& capped = c.find("H100-SXM-500W");
+  EXPECT_EQ(capped.key, "h100-500w");
+  // What the program sees is the same part.
+  EXPECT_EQ(capped.device_name(), full.device_name());
+  EXPECT_EQ(capped.device.total_global_mem, full.device.total_global_mem);
+  EXPECT_EQ(capped.device.clock_khz, full.device.clock_khz);
+  EXPECT_EQ(capped.device.multiprocessor_count, full.device.multiprocessor_count);
+  EXPECT_EQ(capped.device.pci_device_id, full.device.pci_device_id);
+  EXPECT_DOUBLE_EQ(capped.perf.bf16_tflops, full.perf.bf16_tflops);
+  EXPECT_DOUBLE_EQ(capped.perf.hbm.as_gbytes_per_s(), full.perf.hbm.as_gbytes_per_s());
+  // 700 W: 1575 MHz under load (DeepGEMM #120); 500 W: 1410 MHz (gpus.toml's derivation).
+  EXPECT_DOUBLE_EQ(full.perf.sustained_clock_mhz, 1575.0);
+  EXPECT_DOUBLE_EQ(capped.perf.sustained_clock_mhz, 1410.0);
+}
+
 TEST(GpuCatalog, EveryPresetIsInternallyConsistent) {
   for (const GpuPreset& p : GpuCatalog::builtin().presets()) {
     SCOPED_TRACE(p.key);
+    // Under load a part never runs above its boost clock.
+    EXPECT_LE(p.perf.sustained_clock_mhz * 1000, p.device.clock_khz);
+    EXPECT_LE(p.perf.tensor_peak_clock_mhz * 1000, p.device.clock_khz);
     const wire::DeviceSpec& d = p.device;
     // Opt-in per block = per SM minus the driver's reserved part (programming guide).
     EXPECT_EQ(d.shared_mem_per_block_optin + d.reserved_shared_mem_per_block,
@@ -141,9 +176,9 @@ name = "Test GPU"
     body += std::string(key) + " = 8\n";
   }
   body += "[gpu.test.perf]\n";
-  for (const char* key :
-       {"bf16_tflops", "fp16_tflops", "fp8_tflops", "tf32_tflops", "fp32_tflops",
-        "hbm_gbytes_per_s", "pcie_gbytes_per_s", "nvlink_gbytes_per_s", "nvlink_links"}) {
+  for (const char* key : {"bf16_tflops", "fp16_tflops", "fp8_tflops", "tf32_tflops", "fp32_tflops",
+                          "hbm_gbytes_per_s", "pcie_gbytes_per_s", "nvlink_gbytes_per_s",
+                          "nvlink_links", "tensor_peak_clock_mhz", "sustained_clock_mhz"}) {
     body += std::string(key) + " = 1\n";
   }
   return body;

@@ -298,18 +298,25 @@ TEST_F(KernelDbTest, MergeRescalesByTheBoundingPeak) {
   opt.rescale_from = "a100";  // aliases are fine
   opt.rescale_to = "h100";
   EXPECT_EQ(merge(h100, a100, opt).written, 2u);
-  // bf16 GEMM: × 312 / 989.4; device copy: × HBM 2039 / 3350.
+  // bf16 GEMM: × the sustained compute rates, A100 312 × 1410/1410 over H100 989.4 × 1575/1830
+  // (gpus.toml's clocks); device copy: × HBM 2039 / 3350, not scaled by any SM clock.
   const DbEntry g = *h100.lookup("h100", gemm_sig(128));
-  EXPECT_NEAR(g.stats.mean_us, 31.2 * 312.0 / 989.4, 1e-9);
+  EXPECT_NEAR(g.stats.mean_us, 31.2 * 312.0 / (989.4 * 1575.0 / 1830.0), 1e-9);
   EXPECT_EQ(g.source, EntrySource::kImported);
   EXPECT_NE(g.provenance.library_versions.find("rescaled-from=a100-80gb"), std::string::npos);
   EXPECT_NEAR(h100.lookup("h100", copy)->stats.mean_us, 1000.0 * 2039.0 / 3350.0, 1e-9);
   EXPECT_FALSE(h100.lookup("a100-80gb", copy).has_value());
 
   const GpuCatalog& cat = GpuCatalog::builtin();
-  // H100 and H200 share the GH100 tensor cores, not the HBM.
-  EXPECT_DOUBLE_EQ(rescale_factor(gemm_sig(64), cat.find("h100"), cat.find("h200")), 1.0);
+  // H100 and H200 share the GH100 tensor cores, not the HBM nor the clock they sustain at 700 W
+  // (1575 and 1500 MHz, gpus.toml).
+  EXPECT_NEAR(rescale_factor(gemm_sig(64), cat.find("h100"), cat.find("h200")), 1575.0 / 1500.0,
+              1e-12);
   EXPECT_DOUBLE_EQ(rescale_factor(copy, cat.find("h100"), cat.find("h200")), 3350.0 / 4800.0);
+  // A 500 W limit slows compute by the clock, not bytes.
+  EXPECT_NEAR(rescale_factor(gemm_sig(64), cat.find("h100"), cat.find("h100-500w")),
+              1575.0 / 1410.0, 1e-12);
+  EXPECT_DOUBLE_EQ(rescale_factor(copy, cat.find("h100"), cat.find("h100-500w")), 1.0);
 }
 
 TEST_F(KernelDbTest, MissingSignaturesAccumulateAndArePruned) {

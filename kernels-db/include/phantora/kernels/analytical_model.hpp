@@ -20,6 +20,9 @@ struct ModelParams {
     double fa2_forward = 0, fa2_backward = 0;
     double fa3_forward = 0, fa3_backward = 0;  // 0: not available on this part
     double memory_efficiency = 0;
+    // The SM clock (MHz) the GEMM and attention efficiencies were measured at; 0: the preset's
+    // own sustained clock. See clock_scale().
+    double gemm_clock_mhz = 0, attention_clock_mhz = 0;
   };
 
   uint64_t gemm_tile_m = 0, gemm_tile_n = 0, gemm_tile_k = 0;
@@ -42,11 +45,18 @@ struct ModelParams {
 // A modelled duration with the quantities it came from (for `phantora db show` and tests).
 struct Estimate {
   SimTime duration;
-  double flops = 0;       // useful FLOPs of the operation (not the tile-padded ones)
-  double bytes = 0;       // bytes moved to and from HBM
-  double compute_us = 0;  // the compute term (0 for memory-bound kernels)
-  double memory_us = 0;   // the memory term
+  double flops = 0;        // useful FLOPs of the operation (not the tile-padded ones)
+  double bytes = 0;        // bytes moved to and from HBM
+  double compute_us = 0;   // the compute term (0 for memory-bound kernels)
+  double memory_us = 0;    // the memory term
+  double clock_scale = 1;  // the compute rate's factor for the sustained clock (clock_scale())
+  double waves = 0;        // GEMMs: whole waves of tiles (or K slices) over the SMs
 };
+
+// An efficiency measured at `measured_clock_mhz` holds at the preset's sustained clock scaled by
+// sustained / measured (compute work is done per SM clock); 1 when measured_clock_mhz is 0.
+// Memory-bound work is not scaled: HBM has its own clock.
+double clock_scale(const GpuPreset& gpu, double measured_clock_mhz);
 
 // Dense peak of the tensor cores (or CUDA cores) that run a GEMM with these input and compute
 // types, in FLOP/s: bf16/f16/fp8 inputs use their tensor-core peak (fp8 falls back to f16 on a

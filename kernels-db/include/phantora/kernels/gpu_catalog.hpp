@@ -24,6 +24,11 @@ struct GpuPerf {
   Bandwidth pcie;    // effective host<->device rate with page-locked host memory
   Bandwidth nvlink;  // all links of one GPU together
   int nvlink_links = 0;
+  // SM clocks (MHz): the one the datasheet's TFLOPS figures above are computed at, and the one
+  // the part holds under a sustained training load at its power limit. Compute-bound kernel
+  // costs scale with the sustained clock (analytical_model.hpp); memory-bound ones do not.
+  double tensor_peak_clock_mhz = 0;
+  double sustained_clock_mhz = 0;
 };
 
 struct GpuPreset {
