@@ -112,6 +112,7 @@ TEST(Srun, OneTaskPerHostEachBecomingItsHost) {
                                              "123",
                                              "--moe-imbalance",
                                              "1.5",
+                                             "--warm-ranks",
                                              "--",
                                              "./job",
                                              "--steps",

@@ -28,6 +28,9 @@ struct JobShape {
   // MoE routing the start-up hook supplies where a framework reads per-expert token counts
   // (tools/python/phantora_moe_routing.py): 0 balanced, s > 0 a Zipf-like skew.
   double moe_imbalance = 0;
+  // Python ranks run as children of a per-host process that has imported torch once
+  // (tools/python/phantora_warm.py, docs/scale.md "Ranks from a warmed process").
+  bool warm_ranks = true;
 };
 
 std::map<std::string, std::string> job_environment(const std::filesystem::path& shim,

@@ -201,11 +201,14 @@ int write_k8s_manifests(const RunOptions& o) {
   s.phantora = o.k8s_phantora.value_or(std::filesystem::read_symlink("/proc/self/exe").string());
   s.port = port;
   s.token = o.token_file ? read_token_file(*o.token_file) : random_token();
-  s.shape = JobShape{cluster.hosts, cluster.gpus_per_host, o.cpu_time,
+  s.shape = JobShape{cluster.hosts,
+                     cluster.gpus_per_host,
+                     o.cpu_time,
                      std::chrono::duration_cast<std::chrono::nanoseconds>(
                          std::chrono::system_clock::now().time_since_epoch())
                          .count(),
-                     o.moe_imbalance};
+                     o.moe_imbalance,
+                     o.warm_ranks};
   s.command = o.command;
   s.out_claim = o.k8s_out_claim;
   auto arg = [&s](const std::string& flag, const std::string& value) {

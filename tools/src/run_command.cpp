@@ -105,11 +105,14 @@ int run_command(const RunOptions& o) {
   }
 
   // One epoch for time.time() in every rank (the start-up hook adds the simulated clock).
-  const JobShape shape{run.cluster.hosts, run.cluster.gpus_per_host, o.cpu_time,
+  const JobShape shape{run.cluster.hosts,
+                       run.cluster.gpus_per_host,
+                       o.cpu_time,
                        std::chrono::duration_cast<std::chrono::nanoseconds>(
                            std::chrono::system_clock::now().time_since_epoch())
                            .count(),
-                       o.moe_imbalance};
+                       o.moe_imbalance,
+                       o.warm_ranks};
   // The job's output goes through phantora: to the terminal as it comes, and into job.log,
   // where the step times are read from. Under Slurm, srun brings every task's output back.
   JobOutput job_output(o.out / "job.log");

@@ -26,6 +26,7 @@ struct RunOptions {
   std::filesystem::path out = "phantora-out";
   std::string cpu_time = "measured";
   double moe_imbalance = 0;  // JobShape::moe_imbalance
+  bool warm_ranks = true;    // JobShape::warm_ranks
   std::optional<std::filesystem::path> kernel_times;
   std::optional<std::filesystem::path> kernel_db;
   double launch_latency_us = 4.0;

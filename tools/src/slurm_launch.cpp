@@ -52,6 +52,7 @@ std::vector<std::string> host_argv(const std::string& phantora, const std::strin
                                    std::to_string(shape.epoch_ns),
                                    "--moe-imbalance",
                                    fmt::format("{}", shape.moe_imbalance),
+                                   shape.warm_ranks ? "--warm-ranks" : "--no-warm-ranks",
                                    "--"};
   argv.insert(argv.end(), command.begin(), command.end());
   return argv;
