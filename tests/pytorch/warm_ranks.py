@@ -116,7 +116,7 @@ def same(phantora, torchrun, gpt, out, port, bound_mib):
           f"{[round(x) for x in normal_pss]}")
     check(pss and max(pss) <= bound_mib, f"every warm rank's PSS at most {bound_mib} MiB "
           f"(max {max(pss, default=0):.0f})")
-    # The ~290 MiB that `import torch` leaves is shared by the server and its 2 ranks here.
+    # The ~290 MiB that `import torch` leaves is shared by the server and its 4 ranks here.
     check(pss and normal_pss and sorted(pss)[1] <= 0.75 * sorted(normal_pss)[1],
           "warm ranks' median PSS at most 3/4 of a normal start's")
 

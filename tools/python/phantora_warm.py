@@ -4,12 +4,12 @@ Two roles, both in the job's own interpreter:
 
 * the stub: the Python process a launcher (torchrun, a shell loop) started for a rank. The
   start-up hook (sitecustomize.py) calls `run_as_stub()` before anything of the job runs. The
-  stub asks this simulated host's warm server to fork the rank, hands it its command line,
+  stub asks this machine's warm server to fork the rank, hands it its command line,
   environment, working directory, umask, resource limits, sys.path, signal dispositions and
   inherited file descriptors (SCM_RIGHTS), then only relays signals to the rank and ends with
   the rank's exit status. If the server refuses (another interpreter, environment or command
   form), the stub returns and the process runs the job itself, as without this mechanism.
-* the server: one per simulated host and job, started by the first stub that finds none. It
+* the server: one per machine and run, started by the first stub that finds none. It
   imports PHANTORA_WARM_MODULES (default: torch) once, then forks a rank per request, so that
   the ranks share the imported pages copy-on-write. It never makes a CUDA call itself (the shim
   refuses to connect where PHANTORA_WARM_SERVER is set); each rank it forks calls the shim's
@@ -49,11 +49,12 @@ def _modules():
 
 
 def _address():
-    # Abstract socket (no file to clean up), one per user, run (token) and simulated host.
+    # Abstract socket (no file to clean up; one namespace per machine): one server per user and
+    # run (token) on each machine, whichever simulated hosts' ranks run there.
     import hashlib
     token = os.environ.get("PHANTORA_TOKEN", "")
     key = hashlib.sha256(f"{token}/{os.environ.get('PHANTORA_SOCKET', '')}".encode()).hexdigest()
-    return f"\0phantora-warm/{os.getuid()}/{key[:24]}/{os.environ.get('PHANTORA_HOST', '0')}"
+    return f"\0phantora-warm/{os.getuid()}/{key[:32]}"
 
 
 def _flags():
@@ -64,9 +65,10 @@ def _flags():
 
 
 def _relevant_env(env):
-    # torchrun's per-worker TORCHELASTIC_* variables are read when the worker records an error.
+    # torchrun's per-worker TORCHELASTIC_* variables are read when the worker records an error,
+    # PHANTORA_HOST when the rank connects to the simulator.
     return {k: v for k, v in env.items()
-            if (k.startswith(_PREFIXES) or k in _NAMES) and k != ROLE
+            if (k.startswith(_PREFIXES) or k in _NAMES) and k not in (ROLE, "PHANTORA_HOST")
             and not k.startswith("TORCHELASTIC_")}
 
 
@@ -316,13 +318,14 @@ class _Server:
         os.close(ready_fd)
         import importlib
         import time
+        env = _relevant_env(os.environ)  # as the stubs see theirs: before any import
         for m in _modules():
             importlib.import_module(m)
         origins = {}
         for m in _modules():
             top = sys.modules[m.split(".")[0]]
             origins[m] = getattr(getattr(top, "__spec__", None), "origin", None)
-        self.fingerprint = _fingerprint(origins)
+        self.fingerprint = dict(_fingerprint(origins), env=env)
         # What the imports made is kept out of the collector's reach (gc.freeze), so that a
         # collection in a rank does not write to, and so copy, every page that holds them.
         import gc
