@@ -14,8 +14,9 @@
       tests/pytorch/warm/launcher.py starts ranks itself: what each rank sees of its start
       (argv, working directory, environment, umask, limits, sys.path, signal dispositions,
       standard streams, an inherited descriptor) must be what a normal start gives, exit codes
-      and signals must reach the launcher, and a SIGTERM or SIGKILL of the ranks' process group
-      must end the forked ranks.
+      and signals must reach the launcher, a SIGTERM or SIGKILL of the ranks' process group
+      must end the forked ranks, and a rank whose environment differs from the server's must
+      start normally with a note.
 """
 import json
 import os
@@ -124,13 +125,14 @@ def same(phantora, torchrun, gpt, out, port, bound_mib):
 def launcher(phantora, python, out):
     script = os.path.join(HERE, "warm", "launcher.py")
 
-    def launch(mode, modes, group_signal=None):
-        d = os.path.join(out, f"launcher-{mode}-{group_signal or 'none'}")
+    def launch(mode, modes, group_signal=None, extra=()):
+        d = os.path.join(out, f"launcher-{mode}-{group_signal or 'none'}-{len(extra)}")
         cmd = [phantora, "run", "--quiet", "--warm-ranks" if mode == "warm" else "--no-warm-ranks",
                "--hosts", "1", "--gpus-per-host", "1", "--gpu", "h100", "--timeout", "300",
                "--out", d, "--", python, script, "--workdir", os.path.join(out, "work")]
         if group_signal:
             cmd += ["--group-signal", str(group_signal)]
+        cmd += list(extra)
         p = run(cmd + modes)
         line = next((l for l in p.stdout.splitlines() if l.startswith("LAUNCHER ")), None)
         if line is None:
@@ -168,6 +170,18 @@ def launcher(phantora, python, out):
         check(warm[0]["seen"].get("umask") == 0o027 and warm[0]["seen"].get("nofile", [0])[0] == 321
               and warm[0]["seen"].get("tag") == "tag-0", "the launcher's umask, limit and "
               "environment (independent values) reached the warm rank")
+    # Two ranks whose environments differ where an import could: whichever reached the server
+    # second starts normally, with a note naming the variable, and still ends as it should.
+    ranks = launch("warm", ["exit:4", "exit:5"], extra=["--odd-env", "1"])
+    if ranks:
+        check([r["returncode"] for r in ranks] == [4, 5], "both ranks' exit codes reach the "
+              f"launcher ({[r['returncode'] for r in ranks]})")
+        warmed = [r["seen"].get("warmed") for r in ranks]
+        note = "environment differs from the warm server's in OMP_NUM_THREADS; this rank starts"
+        noted = [note in r["stderr"] for r in ranks]
+        check(sorted(warmed) == [False, True] and noted == [not w for w in warmed],
+              f"one rank warm, the other started normally with a note (warmed {warmed}, "
+              f"noted {noted})")
     for sig in (signal.SIGTERM, signal.SIGKILL):
         ranks = launch("warm", ["wait", "wait"], group_signal=int(sig))
         if not ranks:

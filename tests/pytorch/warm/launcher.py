@@ -3,6 +3,7 @@ mode given, as a shell loop or mpirun-style script would, each with its own RANK
 working directory, umask, file-descriptor limit, SIGUSR2 ignored and an extra inherited
 descriptor, and prints one JSON line with what each rank printed and how it ended. Then
   --group-signal S: once every rank said "ready", sends S to the ranks' process group.
+  --odd-env I: rank I's environment differs from the others' in OMP_NUM_THREADS.
 """
 import argparse
 import json
@@ -16,6 +17,7 @@ import time
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--group-signal", type=int)
+ap.add_argument("--odd-env", type=int, help="this rank gets OMP_NUM_THREADS=7, the others 1")
 ap.add_argument("--workdir", required=True)
 ap.add_argument("modes", nargs="+")
 a = ap.parse_args()
@@ -35,6 +37,8 @@ for i, mode in enumerate(a.modes):
     r, w = os.pipe()
     env = dict(os.environ, RANK=str(i), LOCAL_RANK=str(i), WORLD_SIZE=str(len(a.modes)),
                WARM_TAG=f"tag-{i}", WARM_EXTRA_FD=str(w))
+    if a.odd_env is not None:
+        env["OMP_NUM_THREADS"] = "7" if i == a.odd_env else "1"
     p = subprocess.Popen([sys.executable, "-u", rank_py, mode], env=env, cwd=a.workdir,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=[w],
                          preexec_fn=prepare, umask=0o027)
