@@ -149,7 +149,7 @@ def _invocation(orig_argv):
             return opts, "module", orig_argv[i + 1], ["-m"] + orig_argv[i + 2:]
         elif a.startswith("-m") and len(a) > 2:
             return opts, "module", a[2:], ["-m"] + orig_argv[i + 1:]
-        elif a.startswith("-") and len(a) > 1 and a != "--" and all(c in "bBdEIOqsSuv" for c in a[1:]):
+        elif a[:1] == "-" and a != "--" and len(a) > 1 and all(c in "bBdEIOqsSuv" for c in a[1:]):
             opts.append(a)
             i += 1
         elif a.startswith("-"):

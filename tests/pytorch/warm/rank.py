@@ -18,7 +18,8 @@ seen = {
     "argv": sys.argv, "cwd": os.getcwd(), "path": sys.path, "tag": os.environ.get("WARM_TAG"),
     "nofile": list(resource.getrlimit(resource.RLIMIT_NOFILE)), "umask": os.umask(0),
     "main_file": __file__, "name": __name__,
-    "sigint": str(signal.getsignal(signal.SIGINT)), "sigusr2": str(signal.getsignal(signal.SIGUSR2)),
+    "sigint": str(signal.getsignal(signal.SIGINT)),
+    "sigusr2": str(signal.getsignal(signal.SIGUSR2)),
 }
 print(json.dumps(seen), flush=True)
 print(f"stderr of rank {seen['rank']}", file=sys.stderr, flush=True)
