@@ -77,6 +77,13 @@ def _fingerprint(origins):
             "flags": _flags(), "env": _relevant_env(os.environ), "modules": origins}
 
 
+def _same_user(sock):
+    """Whether the process at the other end runs as this user (SO_PEERCRED, unix(7)): an
+    abstract socket's name is visible to every user of the machine in /proc/net/unix."""
+    pid_uid_gid = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    return struct.unpack("3i", pid_uid_gid)[1] == os.getuid()
+
+
 def _send(sock, message, fds=()):
     data = json.dumps(message).encode()
     data = struct.pack("!I", len(data)) + data
@@ -215,6 +222,9 @@ def _connect(opts):
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             s.connect(_address())
+            if not _same_user(s):
+                s.close()
+                return None
             return s
         except OSError:
             s.close()
@@ -367,6 +377,9 @@ class _Server:
 
     def accept(self):
         sock, _ = self.listener.accept()
+        if not _same_user(sock):
+            sock.close()
+            return
         try:
             request, fds = _recv(sock, with_fds=True)
         except (OSError, ValueError):
