@@ -8,8 +8,8 @@
       that depend on the start's real-time waits, which must agree as two normal runs do: see
       VOLATILE); the warm run
       must have had its 4 ranks forked by the warm servers (and those forks are the ranks the
-      simulator saw), the normal run none; each warm rank's PSS (its forked process plus the
-      median stub) must stay under PSS_BOUND_MIB.
+      simulator saw), the normal run none; the median warm rank's PSS (its forked process plus
+      the median stub) must stay under PSS_BOUND_MIB, and under 3/4 of a normal start's.
   warm_ranks.py launcher PHANTORA PYTHON OUT
       tests/pytorch/warm/launcher.py starts ranks itself: what each rank sees of its start
       (argv, working directory, environment, umask, limits, sys.path, signal dispositions,
@@ -47,10 +47,11 @@ VOLATILE = {"pid", "wall_time_s", "slowdown", "simulator", "command", "host_cloc
             "communication_s", "exposed_communication_s"}
 # Those that depend on the start: the c10d rendezvous and the TCPStore wait for each other in
 # real time, in steps of seconds (a rank's host clock ends at 1, 2, 3 or 4 s plus its work,
-# from one normal run to the next), and the rank that comes last to the first broadcast makes
-# its GPU's communication up to 56 us longer (two normal runs: 0.031680 and 0.031736 s on
-# GPU 0). These must agree within START_SLACK_S, as two normal runs do.
-START_SLACK_S = 100e-6
+# from one normal run to the next), and which rank comes last to the first collectives moves
+# GPUs' communication times in steps of 56 us (two normal runs: 0.031680 and 0.031736 s on
+# GPU 0; warm against normal, 0, 4, 56 and 112 us in five tries). These must agree within
+# START_SLACK_S, a few such steps.
+START_SLACK_S = 300e-6
 
 
 def stable(report):
@@ -115,8 +116,11 @@ def same(phantora, torchrun, gpt, out, port, bound_mib):
     normal_pss = [p["pss"] / 2**20 for p in nmem["per_rank"]]
     print(f"  PSS per rank, MiB: warm {[round(x) for x in pss]}, normal "
           f"{[round(x) for x in normal_pss]}")
-    check(pss and max(pss) <= bound_mib, f"every warm rank's PSS at most {bound_mib} MiB "
-          f"(max {max(pss, default=0):.0f})")
+    # A single rank's peak depends on when its siblings were forked (until then it shares the
+    # import with fewer processes), so the bound is on the median rank.
+    median = sorted(pss)[len(pss) // 2] if pss else float("inf")
+    check(median <= bound_mib, f"the median warm rank's PSS at most {bound_mib} MiB "
+          f"({median:.0f})")
     # The ~290 MiB that `import torch` leaves is shared by the server and its 4 ranks here.
     check(pss and normal_pss and sorted(pss)[1] <= 0.75 * sorted(normal_pss)[1],
           "warm ranks' median PSS at most 3/4 of a normal start's")
