@@ -8,6 +8,13 @@ processes that map them, so PSS sums to the machine's real use) and private byte
 is a rank; phantora itself holds the daemon. Prints, at the end, peak figures per rank, their
 median, the daemon's peak, and the peak of the whole tree's PSS; with --json, writes them too.
 
+Ranks started from a warmed process (docs/scale.md) run as children of a per-host warm server
+that has left the process tree; this script makes itself their subreaper (PR_SET_CHILD_SUBREAPER)
+so that they stay in its tree. There a rank is two processes: the stub the launcher started (it
+has RANK= and only waits) and the forked child that runs the job (a child of the server, whose
+environment as /proc shows it is the server's). Both are listed; a rank's figure is the child's
+plus the median stub's, and the servers' own figures are given apart.
+
 Usage: rank_memory.py [--interval S] [--json FILE] -- phantora run [options] -- command...
 """
 import argparse
@@ -45,6 +52,42 @@ def tree(root):
     return out
 
 
+def cmdline(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().split(b"\0")
+    except OSError:
+        return []
+
+
+def parent(pid):
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def is_warm_server(pid):
+    return pid is not None and any(a.endswith(b"phantora_warm_server.py") for a in cmdline(pid))
+
+
+def become_subreaper():
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    return libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+
+
+def reap_orphans():
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
 def sample(pid):
     """(rss, pss, private, cpu_s, rank or None, name) or None if the process is gone."""
     try:
@@ -78,19 +121,32 @@ def main():
     if not cmd:
         sys.exit("usage: rank_memory.py [--interval S] [--json FILE] -- phantora run ...")
     start = time.monotonic()
+    subreaper = become_subreaper()
     proc = subprocess.Popen(cmd)
     peaks = {}  # pid -> dict
+    servers = set()
     tree_pss_peak = 0
     while proc.poll() is None:
         total = 0
-        for pid in tree(proc.pid):
+        reap_orphans()
+        # Orphans (warm servers) are reparented to this process, so its whole tree is the run's.
+        for pid in tree(os.getpid() if subreaper else proc.pid):
+            if pid == os.getpid():
+                continue
+            # A warm rank is forked from its server, so it has the server's command line.
+            if is_warm_server(pid) and not is_warm_server(parent(pid)):
+                servers.add(pid)
             s = sample(pid)
             if s is None:
                 continue
             rss, pss, private, cpu, rank, name = s
             total += pss
+            kind = "server" if pid in servers else "warm" if parent(pid) in servers else None
             p = peaks.setdefault(pid, {"pid": pid, "rank": rank, "name": name, "rss": 0,
-                                       "pss": 0, "private": 0, "cpu_s": 0.0})
+                                       "pss": 0, "private": 0, "cpu_s": 0.0, "kind": kind})
+            if kind == "warm":
+                p["rank"] = None  # /proc shows the server's environment, not the rank's
+            p["kind"] = p["kind"] or kind
             p["rss"], p["pss"] = max(p["rss"], rss), max(p["pss"], pss)
             p["private"], p["cpu_s"] = max(p["private"], private), max(p["cpu_s"], cpu)
             if pid == proc.pid:
@@ -98,7 +154,11 @@ def main():
         tree_pss_peak = max(tree_pss_peak, total)
         time.sleep(a.interval)
     wall = time.monotonic() - start
-    ranks = sorted((p for p in peaks.values() if p["rank"] is not None), key=lambda p: p["rank"])
+    reap_orphans()
+    warm = sorted((p for p in peaks.values() if p["kind"] == "warm"), key=lambda p: p["pid"])
+    server_list = [p for p in peaks.values() if p["kind"] == "server"]
+    ranks = sorted((p for p in peaks.values() if p["rank"] is not None and p["kind"] is None),
+                   key=lambda p: p["rank"])
     # A launcher (torchrun) and its workers both inherit RANK only in the workers; keep the
     # deepest process per rank: the one with the most CPU time.
     by_rank = {}
@@ -108,6 +168,27 @@ def main():
     ranks = list(by_rank.values())
     daemon = peaks.get(proc.pid, {})
     mib = 1 / 2**20
+    stubs = []
+    if warm:
+        # The RANK= processes are the stubs; each rank's work is done by a warm child.
+        stubs = ranks
+        print(f"{'stub':>5} {'pid':>8} {'RSS MiB':>9} {'PSS MiB':>9} {'private MiB':>12} "
+              f"{'CPU s':>7}")
+        for p in stubs:
+            print(f"{p['rank']:>5} {p['pid']:>8} {p['rss'] * mib:>9.0f} {p['pss'] * mib:>9.0f} "
+                  f"{p['private'] * mib:>12.0f} {p['cpu_s']:>7.1f}")
+        for p in server_list:
+            print(f"warm server {p['pid']}: RSS {p['rss'] * mib:.0f} MiB, PSS "
+                  f"{p['pss'] * mib:.0f} MiB, CPU {p['cpu_s']:.1f} s")
+        stub_pss = statistics.median(p["pss"] for p in stubs) if stubs else 0
+        stub_cpu = statistics.median(p["cpu_s"] for p in stubs) if stubs else 0
+        ranks = []
+        for i, p in enumerate(warm):
+            q = dict(p)
+            q["rank"] = f"w{i}"
+            q["stub_pss"], q["pss"] = stub_pss, p["pss"] + stub_pss
+            q["cpu_s"] = p["cpu_s"] + stub_cpu
+            ranks.append(q)
     print(f"{'rank':>5} {'pid':>8} {'RSS MiB':>9} {'PSS MiB':>9} {'private MiB':>12} {'CPU s':>7}")
     for p in ranks:
         print(f"{p['rank']:>5} {p['pid']:>8} {p['rss'] * mib:>9.0f} {p['pss'] * mib:>9.0f} "
@@ -122,8 +203,15 @@ def main():
         "daemon_rss_mib": daemon.get("rss", 0) * mib,
         "daemon_cpu_s": daemon.get("cpu_s", 0),
         "tree_pss_peak_mib": tree_pss_peak * mib,
+        "warm_ranks": len(warm),
+        "stub_pss_median_mib": statistics.median(p["pss"] for p in stubs) * mib if stubs else 0,
+        "server_pss_mib": [p["pss"] * mib for p in server_list],
+        "server_cpu_s": [p["cpu_s"] for p in server_list],
         "per_rank": ranks,
     }
+    if warm:
+        print(f"warm ranks: figures are the forked child's plus the median stub's "
+              f"({result['stub_pss_median_mib']:.0f} MiB PSS)")
     print(f"ranks {result['ranks']}: median RSS {result['rank_rss_median_mib']:.0f} MiB, "
           f"PSS {result['rank_pss_median_mib']:.0f} MiB, private "
           f"{result['rank_private_median_mib']:.0f} MiB, CPU {result['rank_cpu_median_s']:.1f} s; "

@@ -292,6 +292,11 @@ int poll_with_timeout(int64_t ns, Wait&& wait) {
 }
 
 }  // namespace
+
+void forget_clock_reads() {
+  t_spin = ClockSpin{};
+}
+
 }  // namespace phantora::shim
 
 using namespace phantora::shim;

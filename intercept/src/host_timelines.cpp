@@ -393,4 +393,21 @@ void Timelines::after_fork_in_child() {
   for (Slot& s : g_slots) s.waiters.store(0);
 }
 
+void Timelines::start_afresh(int64_t startup_cpu_ns) {
+  // The old timelines (this thread's included) are left behind with the old registry: a new
+  // process has none.
+  Registry& r = registry();
+  new (&r) Registry();
+  for (Slot& s : g_slots) {
+    s.waiters.store(0);
+    s.last_signal_ps.store(-1);
+  }
+  t_self = nullptr;
+  t_owner.timeline = nullptr;
+  t_ended = false;
+  // This thread's CPU clock restarted at the fork; what the warmed process spent before it is
+  // this process's start-up.
+  t_cpu_mark_ns = -startup_cpu_ns;
+}
+
 }  // namespace phantora::shim

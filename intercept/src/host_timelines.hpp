@@ -104,6 +104,11 @@ class Timelines {
   static void set_state(ThreadState s);
 
   static void after_fork_in_child();
+  // In a process forked from a warmed one to be a rank (phantora_fresh_process): the calling
+  // thread, now the only one, starts a new timeline at 0, as a new process's main thread does,
+  // with `startup_cpu_ns` of CPU time (the warmed process's imports) still to be charged in
+  // measured mode.
+  static void start_afresh(int64_t startup_cpu_ns);
 
   // Called by the shim's reader thread every few milliseconds: a thread counted in the bound
   // that has made no call the shim sees and neither run nor waited for a CPU for
@@ -113,5 +118,8 @@ class Timelines {
   // thread was newly marked.
   static bool watch_stalls();
 };
+
+// Forgets this thread's run of clock reads (the spin detector of api_host_clocks.cpp).
+void forget_clock_reads();
 
 }  // namespace phantora::shim

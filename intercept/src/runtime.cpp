@@ -137,6 +137,13 @@ void Runtime::ensure_connected() {
 
 void Runtime::connect_locked() {
   if (closed_) fatal("CUDA call after the simulator connection was closed at process exit");
+  // The warm-rank server (tools/python/phantora_warm.py) imports for the ranks it forks and
+  // must never become a client itself: its ranks would inherit its connection and clocks.
+  const char* warm = std::getenv("PHANTORA_WARM_SERVER");
+  if (warm != nullptr && *warm != '\0')
+    fatal(
+        "the warm-rank server made a CUDA call (one of PHANTORA_WARM_MODULES touches the GPU "
+        "when imported); run with --no-warm-ranks");
   const DaemonConnection daemon = connect_to_daemon();
   fd_ = daemon.fd;
   wire::Hello hello;
@@ -531,6 +538,14 @@ void Runtime::shutdown() {
   ::shutdown(fd_, SHUT_RDWR);
 }
 
+void Runtime::start_afresh(int64_t startup_cpu_ns) {
+  // The pthread_atfork child handler (after_fork_in_child) has already dropped the connection,
+  // if this process had one; the warm-rank server never has (connect_locked).
+  t_clock = ThreadClock{};
+  forget_clock_reads();
+  Timelines::start_afresh(startup_cpu_ns);
+}
+
 void Runtime::before_fork() {
   mu_.lock();
 }
@@ -555,3 +570,10 @@ void Runtime::after_fork_in_child() {
 }
 
 }  // namespace phantora::shim
+
+// Called by a rank forked from the warm-rank server (tools/python/phantora_warm.py) right after
+// the fork, before it runs anything of the job: its shim state starts as a new process's.
+extern "C" __attribute__((visibility("default"))) void phantora_fresh_process(
+    long long startup_cpu_ns) {
+  phantora::shim::Runtime::start_afresh(startup_cpu_ns);
+}

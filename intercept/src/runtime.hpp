@@ -91,6 +91,8 @@ class Runtime {
 
   void after_fork_in_child();
   void before_fork();
+  // A rank forked from the warm-rank server: this thread's clock and call state start afresh.
+  static void start_afresh(int64_t startup_cpu_ns);
   void after_fork_in_parent();
 
  private:

@@ -114,6 +114,7 @@ TEST(Srun, OneTaskPerHostEachBecomingItsHost) {
                                              "1.5",
                                              "--host-speed",
                                              "1",
+                                             "--warm-ranks",
                                              "--",
                                              "./job",
                                              "--steps",

@@ -13,6 +13,10 @@ clock; docs/time.md.) In every Python process of the job it
     a line instead of after every write (PYTHONUNBUFFERED, which phantora run sets, writes
     print's text and its newline separately, and ranks sharing a host's pipe then break each
     other's lines: "MFU 15.0%rank 1: peak memory ...").
+  * in a process a launcher started for a rank (RANK or LOCAL_RANK set), first hands the rank
+    to this host's warm server, which runs it in a process forked from one that has already
+    imported torch, and only waits for it (phantora_warm.py, docs/scale.md); the job runs
+    here instead where that cannot be done, or with `phantora run --no-warm-ranks`.
   * then runs the sitecustomize module that this one shadows, if there is one.
 """
 import importlib.abc
@@ -81,6 +85,16 @@ def _chain_shadowed_sitecustomize():
     spec.loader.exec_module(module)
 
 
+def _is_rank_to_warm():
+    env = os.environ
+    return (env.get("PHANTORA_WARM_RANKS") == "1" and not env.get("PHANTORA_WARM_SERVER")
+            and ("RANK" in env or "LOCAL_RANK" in env))
+
+
+if (os.environ.get("PHANTORA_SOCKET") or os.environ.get("PHANTORA_ADDRESS")) and _is_rank_to_warm():
+    import phantora_warm  # next to this file, on PYTHONPATH
+
+    phantora_warm.run_as_stub()  # returns only where this process runs the rank itself
 if os.environ.get("PHANTORA_SOCKET") or os.environ.get("PHANTORA_ADDRESS"):
     _whole_lines()
     sys.meta_path.insert(0, _AfterImport("torch", _configure_torch))

@@ -40,6 +40,8 @@ std::map<std::string, std::string> job_environment(const std::filesystem::path& 
       {"PHANTORA_HOST_SPEED", fmt::format("{}", shape.host_speed)},
       // PyTorch: prefer flash attention over cuDNN's (cuDNN cannot run here; docs/pytorch.md).
       {"TORCH_CUDNN_SDPA_DEPRIORITIZED", "1"},
+      // Read by the start-up hook (tools/python/phantora_warm.py).
+      {"PHANTORA_WARM_RANKS", shape.warm_ranks ? "1" : "0"},
   };
 }
 

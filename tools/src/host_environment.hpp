@@ -30,6 +30,9 @@ struct JobShape {
   double moe_imbalance = 0;
   // Measured mode: the simulated host's CPU speed relative to this machine's (CPU time / speed).
   double host_speed = 1;
+  // Python ranks run as children of a per-host process that has imported torch once
+  // (tools/python/phantora_warm.py, docs/scale.md "Ranks from a warmed process").
+  bool warm_ranks = true;
 };
 
 std::map<std::string, std::string> job_environment(const std::filesystem::path& shim,

@@ -208,7 +208,8 @@ int write_k8s_manifests(const RunOptions& o) {
                          std::chrono::system_clock::now().time_since_epoch())
                          .count(),
                      o.moe_imbalance,
-                     o.host_speed};
+                     o.host_speed,
+                     o.warm_ranks};
   s.command = o.command;
   s.out_claim = o.k8s_out_claim;
   auto arg = [&s](const std::string& flag, const std::string& value) {

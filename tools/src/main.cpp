@@ -78,6 +78,11 @@ void add_simulation_options(CLI::App* cmd, RunOptions& o) {
                   "(docs/frameworks/torchtitan.md)")
       ->check(in_range("--moe-imbalance", number_at_least(0)))
       ->capture_default_str();
+  cmd->add_flag("--warm-ranks,!--no-warm-ranks", o.warm_ranks,
+                "Python ranks start as children of a per-host process that has already "
+                "imported PHANTORA_WARM_MODULES (default torch), sharing its memory; "
+                "--no-warm-ranks starts every rank as a process of its own (docs/scale.md)")
+      ->capture_default_str();
   cmd->add_option("--kernel-times", o.kernel_times,
                   "CSV of pinned kernel durations (header: kernel,duration_us)")
       ->check(CLI::ExistingFile);
@@ -217,6 +222,7 @@ int main(int argc, char** argv) {
   host_cmd->add_option("--epoch-ns", host_shape.epoch_ns);
   host_cmd->add_option("--moe-imbalance", host_shape.moe_imbalance)->check(CLI::NonNegativeNumber);
   host_cmd->add_option("--host-speed", host_shape.host_speed)->check(CLI::PositiveNumber);
+  host_cmd->add_flag("--warm-ranks,!--no-warm-ranks", host_shape.warm_ranks);
   host_cmd->add_option("command", host_command)->required();
 
   CLI::App* gpus_cmd = app.add_subcommand("gpus", "List the GPU models the simulator knows");

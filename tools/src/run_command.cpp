@@ -112,7 +112,8 @@ int run_command(const RunOptions& o) {
                            std::chrono::system_clock::now().time_since_epoch())
                            .count(),
                        o.moe_imbalance,
-                       o.host_speed};
+                       o.host_speed,
+                       o.warm_ranks};
   // The job's output goes through phantora: to the terminal as it comes, and into job.log,
   // where the step times are read from. Under Slurm, srun brings every task's output back.
   JobOutput job_output(o.out / "job.log");

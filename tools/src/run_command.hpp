@@ -29,6 +29,7 @@ struct RunOptions {
   std::string cpu_time = "measured";
   double moe_imbalance = 0;  // JobShape::moe_imbalance
   double host_speed = 1;     // JobShape::host_speed
+  bool warm_ranks = true;    // JobShape::warm_ranks
   std::optional<std::filesystem::path> kernel_times;
   std::optional<std::filesystem::path> kernel_db;
   // Unset: the kernel database's measured launch round trip for the GPU, else

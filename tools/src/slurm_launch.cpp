@@ -54,6 +54,7 @@ std::vector<std::string> host_argv(const std::string& phantora, const std::strin
                                    fmt::format("{}", shape.moe_imbalance),
                                    "--host-speed",
                                    fmt::format("{}", shape.host_speed),
+                                   shape.warm_ranks ? "--warm-ranks" : "--no-warm-ranks",
                                    "--"};
   argv.insert(argv.end(), command.begin(), command.end());
   return argv;
