@@ -211,28 +211,38 @@ clockid_t clock_of(const pthread_cond_t* cond) {
 // wait goes on, in slices of real time, while another thread that does CUDA work is behind the
 // deadline (Timelines::others_behind). `again` waits one slice and says whether the wait ended
 // for its own reason meanwhile (signalled, posted, an fd ready, a signal). A wait that would go
-// on for longer than kCatchUpLimitNs of real time ends at its deadline anyway, with a note: the
-// program waits in real time for something its other threads do only later.
+// on for longer than kCatchUpLimitNs of real time (the program may wait in real time for
+// something its other threads only do later, or the machine is loaded far beyond its cores)
+// gives up: the thread wakes early, where its clock is, as a spurious wake-up or a signal
+// would wake it (a condition-variable wait returns 0, a semaphore wait, sleep or poll EINTR with
+// the time left), never ahead of the others. Programs wait again, from their own clock.
 constexpr int64_t kCatchUpSliceNs = 1'000'000;
 constexpr int64_t kCatchUpLimitNs = 120'000'000'000;
 
+// kCatchUpLimitNs, or PHANTORA_CATCH_UP_LIMIT_MS (the tests shorten it).
+int64_t catch_up_limit_ns() {
+  static const int64_t limit = [] {
+    const char* v = std::getenv("PHANTORA_CATCH_UP_LIMIT_MS");
+    const long long ms = v != nullptr ? std::atoll(v) : 0;
+    return ms > 0 ? ms * 1'000'000 : kCatchUpLimitNs;
+  }();
+  return limit;
+}
+
+enum class CatchUp : uint8_t {
+  kReached,  // the others reached the deadline: the wait timed out there
+  kEnded,    // the wait ended for its own reason meanwhile
+  kGaveUp,   // kCatchUpLimitNs passed first: the thread wakes early
+};
+
 template <typename Again>
-bool catch_up(int64_t deadline_ps, Again&& again) {
+CatchUp catch_up(int64_t deadline_ps, Again&& again) {
   const int64_t since = real_monotonic_ns();
   while (Timelines::others_behind(deadline_ps)) {
-    if (real_monotonic_ns() - since > kCatchUpLimitNs) {
-      static std::atomic<bool> noted{false};
-      if (!noted.exchange(true))
-        std::fprintf(stderr,
-                     "phantora: process %d: a timed wait ended at its deadline after waiting "
-                     "%lld s of real time for the process's other threads to reach it "
-                     "(docs/time.md, \"Sleeps and timed waits\")\n",
-                     static_cast<int>(getpid()), static_cast<long long>(kCatchUpLimitNs / kNsPerS));
-      return false;
-    }
-    if (again()) return true;
+    if (real_monotonic_ns() - since > catch_up_limit_ns()) return CatchUp::kGaveUp;
+    if (again()) return CatchUp::kEnded;
   }
-  return false;
+  return CatchUp::kReached;
 }
 
 // One slice of real time from now on real clock `c`, as an absolute deadline.
@@ -263,10 +273,17 @@ int sleep_until(int64_t end_ps, const timespec& span, timespec* left) {
     if (left != nullptr) *left = rest;
     return rc;
   }
-  catch_up(end_ps, [] {
+  const CatchUp how = catch_up(end_ps, [] {
     const timespec slice = to_timespec(kCatchUpSliceNs);
     return real_clock_nanosleep(CLOCK_MONOTONIC, 0, &slice, nullptr) != 0;
   });
+  if (how == CatchUp::kGaveUp) {
+    // Woken early, as by a signal, where the slowest of the others is: the rest is left.
+    const int64_t at = std::max(from_ps, std::min(end_ps, Timelines::least_other_clock_ps()));
+    Timelines::rewind_to(at);
+    if (left != nullptr) *left = to_timespec((end_ps - at) / 1000);
+    return EINTR;
+  }
   return 0;
 }
 
@@ -281,14 +298,34 @@ int poll_with_timeout(int64_t ns, Wait&& wait) {
   int rc = wait(-1);
   if (rc == 0) {
     const int64_t end_ps = self.clock_ps.load() + ns * 1000;
-    catch_up(end_ps, [&] {
+    const CatchUp how = catch_up(end_ps, [&] {
       rc = wait(static_cast<int>(kCatchUpSliceNs / 1'000'000));
       return rc != 0;
     });
-    if (rc == 0) Timelines::advance_to(end_ps);
+    if (how == CatchUp::kReached) Timelines::advance_to(end_ps);
+    if (how == CatchUp::kGaveUp) {
+      rc = -1;  // interrupted, as by a signal: the caller waits again from its own clock
+      errno = EINTR;
+    }
   }
   self.polling.store(false, std::memory_order_relaxed);
   return rc;
+}
+
+// A timed mutex lock whose real span ran out: retries in slices until the others reach
+// `end_ps`. Timed out at the deadline, or (given up) where the slowest of the others is: a timed
+// lock cannot wake early.
+template <typename Retry>
+int finish_timed_lock(int64_t end_ps, Retry&& retry) {
+  int rc = ETIMEDOUT;
+  const CatchUp how = catch_up(end_ps, [&] {
+    rc = retry();
+    return rc != ETIMEDOUT;
+  });
+  if (how == CatchUp::kEnded) return rc;
+  Timelines::advance_to(
+      how == CatchUp::kReached ? end_ps : std::min(end_ps, Timelines::least_other_clock_ps()));
+  return ETIMEDOUT;
 }
 
 }  // namespace
@@ -448,10 +485,10 @@ int pthread_cond_timedwait(pthread_cond_t* cond, pthread_mutex_t* mutex,
   Timelines::before_wait(cond);
   int rc = real_pthread_cond_timedwait(cond, mutex, &real);
   if (rc == ETIMEDOUT && catch_up(deadline_ps(c, *deadline), [&] {
-        const timespec slice = slice_end(real_clock_for(c));
-        return real_pthread_cond_timedwait(cond, mutex, &slice) != ETIMEDOUT;
-      }))
-    rc = 0;
+                           const timespec slice = slice_end(real_clock_for(c));
+                           return real_pthread_cond_timedwait(cond, mutex, &slice) != ETIMEDOUT;
+                         }) != CatchUp::kReached)
+    rc = 0;  // signalled meanwhile, or woken early (a spurious wake-up)
   after_timed_wait(cond, rc == ETIMEDOUT, deadline_ps(c, *deadline));
   return rc;
 }
@@ -465,10 +502,11 @@ int pthread_cond_clockwait(pthread_cond_t* cond, pthread_mutex_t* mutex, clockid
   Timelines::before_wait(cond);
   int rc = real_pthread_cond_clockwait(cond, mutex, clock, &real);
   if (rc == ETIMEDOUT && catch_up(deadline_ps(clock, *deadline), [&] {
-        const timespec slice = slice_end(clock);
-        return real_pthread_cond_clockwait(cond, mutex, clock, &slice) != ETIMEDOUT;
-      }))
-    rc = 0;
+                           const timespec slice = slice_end(clock);
+                           return real_pthread_cond_clockwait(cond, mutex, clock, &slice) !=
+                                  ETIMEDOUT;
+                         }) != CatchUp::kReached)
+    rc = 0;  // signalled meanwhile, or woken early (a spurious wake-up)
   after_timed_wait(cond, rc == ETIMEDOUT, deadline_ps(clock, *deadline));
   return rc;
 }
@@ -508,12 +546,18 @@ int sem_timedwait(sem_t* sem, const struct timespec* deadline) {
   Timelines::before_wait(sem);
   int rc = real_sem_timedwait(sem, &real);
   bool timed_out = rc != 0 && errno == ETIMEDOUT;
-  if (timed_out && catch_up(deadline_ps(CLOCK_REALTIME, *deadline), [&] {
-        const timespec slice = slice_end(CLOCK_REALTIME);
-        rc = real_sem_timedwait(sem, &slice);
-        return rc == 0 || errno != ETIMEDOUT;
-      }))
-    timed_out = false;
+  if (timed_out) {
+    const CatchUp how = catch_up(deadline_ps(CLOCK_REALTIME, *deadline), [&] {
+      const timespec slice = slice_end(CLOCK_REALTIME);
+      rc = real_sem_timedwait(sem, &slice);
+      return rc == 0 || errno != ETIMEDOUT;
+    });
+    if (how == CatchUp::kGaveUp) {
+      rc = -1;  // woken early, as by a signal
+      errno = EINTR;
+    }
+    timed_out = how == CatchUp::kReached;
+  }
   const int saved = errno;
   if (Timelines::after_wait(sem) < 0 && rc == 0) took_posted(sem);
   if (timed_out) Timelines::advance_to(deadline_ps(CLOCK_REALTIME, *deadline));
@@ -529,12 +573,18 @@ int sem_clockwait(sem_t* sem, clockid_t clock, const struct timespec* deadline) 
   Timelines::before_wait(sem);
   int rc = real_sem_clockwait(sem, clock, &real);
   bool timed_out = rc != 0 && errno == ETIMEDOUT;
-  if (timed_out && catch_up(deadline_ps(clock, *deadline), [&] {
-        const timespec slice = slice_end(real_clock_for(clock));
-        rc = real_sem_clockwait(sem, real_clock_for(clock), &slice);
-        return rc == 0 || errno != ETIMEDOUT;
-      }))
-    timed_out = false;
+  if (timed_out) {
+    const CatchUp how = catch_up(deadline_ps(clock, *deadline), [&] {
+      const timespec slice = slice_end(real_clock_for(clock));
+      rc = real_sem_clockwait(sem, real_clock_for(clock), &slice);
+      return rc == 0 || errno != ETIMEDOUT;
+    });
+    if (how == CatchUp::kGaveUp) {
+      rc = -1;  // woken early, as by a signal
+      errno = EINTR;
+    }
+    timed_out = how == CatchUp::kReached;
+  }
   const int saved = errno;
   if (Timelines::after_wait(sem) < 0 && rc == 0) took_posted(sem);
   if (timed_out) Timelines::advance_to(deadline_ps(clock, *deadline));
@@ -547,14 +597,11 @@ int pthread_mutex_timedlock(pthread_mutex_t* mutex, const struct timespec* deadl
   if (!active()) return real_pthread_mutex_timedlock(mutex, deadline);
   const timespec real = real_deadline(CLOCK_REALTIME, *deadline);
   int rc = real_pthread_mutex_timedlock(mutex, &real);
-  if (rc == ETIMEDOUT && catch_up(deadline_ps(CLOCK_REALTIME, *deadline), [&] {
-        const timespec slice = slice_end(CLOCK_REALTIME);
-        rc = real_pthread_mutex_timedlock(mutex, &slice);
-        return rc != ETIMEDOUT;
-      }))
-    return rc;
-  if (rc == ETIMEDOUT) Timelines::advance_to(deadline_ps(CLOCK_REALTIME, *deadline));
-  return rc;
+  if (rc != ETIMEDOUT) return rc;
+  return finish_timed_lock(deadline_ps(CLOCK_REALTIME, *deadline), [&] {
+    const timespec slice = slice_end(CLOCK_REALTIME);
+    return real_pthread_mutex_timedlock(mutex, &slice);
+  });
 }
 
 int pthread_mutex_clocklock(pthread_mutex_t* mutex, clockid_t clock,
@@ -564,14 +611,11 @@ int pthread_mutex_clocklock(pthread_mutex_t* mutex, clockid_t clock,
     return real_pthread_mutex_clocklock(mutex, clock, deadline);
   const timespec real = real_deadline(clock, *deadline);
   int rc = real_pthread_mutex_clocklock(mutex, clock, &real);
-  if (rc == ETIMEDOUT && catch_up(deadline_ps(clock, *deadline), [&] {
-        const timespec slice = slice_end(real_clock_for(clock));
-        rc = real_pthread_mutex_clocklock(mutex, real_clock_for(clock), &slice);
-        return rc != ETIMEDOUT;
-      }))
-    return rc;
-  if (rc == ETIMEDOUT) Timelines::advance_to(deadline_ps(clock, *deadline));
-  return rc;
+  if (rc != ETIMEDOUT) return rc;
+  return finish_timed_lock(deadline_ps(clock, *deadline), [&] {
+    const timespec slice = slice_end(real_clock_for(clock));
+    return real_pthread_mutex_clocklock(mutex, real_clock_for(clock), &slice);
+  });
 }
 
 // --- threads --------------------------------------------------------------------------------

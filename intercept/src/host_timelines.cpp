@@ -206,19 +206,23 @@ int64_t Timelines::bound_ps() {
   return bound;
 }
 
-bool Timelines::others_behind(int64_t ps) {
+int64_t Timelines::least_other_clock_ps() {
   Registry& r = registry();
   std::lock_guard lock(r.mu);
+  int64_t least = wire::kNoBound;
   for (const Timeline* t : r.bounding) {
     if (t == t_self || t->stalled.load(std::memory_order_relaxed) ||
         t->polling.load(std::memory_order_relaxed))
       continue;
     const ThreadState s = t->state.load(std::memory_order_acquire);
-    if ((s == ThreadState::kRunning || s == ThreadState::kCallWait) &&
-        t->clock_ps.load(std::memory_order_relaxed) < ps)
-      return true;
+    if (s == ThreadState::kRunning || s == ThreadState::kCallWait)
+      least = std::min(least, t->clock_ps.load(std::memory_order_relaxed));
   }
-  return false;
+  return least;
+}
+
+bool Timelines::others_behind(int64_t ps) {
+  return least_other_clock_ps() < ps;
 }
 
 int64_t Timelines::latest_ps() {

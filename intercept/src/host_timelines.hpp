@@ -75,6 +75,8 @@ class Timelines {
   // simulator answers, and not stalled) is still behind `ps`: a timed wait of this thread that
   // ends at `ps` would otherwise run ahead of the rest of the process.
   static bool others_behind(int64_t ps);
+  // The least clock of those threads (wire::kNoBound: none).
+  static int64_t least_other_clock_ps();
 
   // Hand-offs through a synchronisation object (a condition variable or semaphore address).
   // `wakes` is how many waiters the signal may release (1, or all for a broadcast).

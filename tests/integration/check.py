@@ -232,6 +232,20 @@ def case_timeout_catch_up():
           f"the watcher timed out at most once per ms of main's time ({r.value('timeouts')})")
 
 
+def case_timeout_give_up():
+    # Zero mode, a 200 ms catch-up limit (programs/timeout_give_up.cu): W's 10 ms sleep waits for
+    # main, which spins at clock 0 for 1 s of real time, gives up every 200 ms without moving
+    # ahead (the sleep goes on for what is left), so nothing is posted during the spin and main
+    # stays at 0. Once main waits for the post, W's sleep ends at 10 ms and main takes that
+    # clock. (Ending a given-up wait at its deadline posted at 10 ms during main's spin.)
+    r = run("timeout_give_up", "timeout_give_up", flags=zero(),
+            env={"PHANTORA_CATCH_UP_LIMIT_MS": "200"})
+    check_eq(r.value("posted_during_spin"), "0", "no post while main's clock stood at 0")
+    check_close(r.number("after_spin_us"), 0.0, "main's clock after its spin")
+    check_close(r.number("w_posted_us"), 10000.0, "W's sleep ends at 10 ms")
+    check_close(r.number("after_post_us"), 10000.0, "main takes the post's clock")
+
+
 def case_host_speed():
     # Measured mode charges the program's CPU time to its simulated clock, divided by
     # --host-speed. 200 ms of CPU work: about 200 ms at speed 1 (the spin's own clock reads add a
