@@ -2,8 +2,8 @@
 """--represent-dp against a fully live run (issue 9, part 3): examples/gpt.py with DDP and with
 FSDP2, launched on 2 hosts x 2 H100 and launched on 1 host standing for 2 replicas; FSDP2 x
 tensor parallel 4 on 2 hosts x 8 against 1 host x 8 standing for 2; FSDP2 x 2 pipeline stages
-on 2 hosts x 4 against 1 host x 4 standing for 2. The step time
-the script prints must agree within 2 % (model CPU time: deterministic), and the represented
+on 2 hosts x 4 against 1 host x 4 standing for 2. The steady-state step time (the median of
+the printed steps after the first) must agree within 2 % (model CPU time), and the represented
 run's report must describe the 2-host cluster while listing only the live GPUs.
 
 DDP: the live data-parallel all-reduce over 2 ranks becomes one over 4 with the same gradient
@@ -16,6 +16,7 @@ Usage: represent_dp.py PHANTORA TORCHRUN GPT_PY OUT_DIR PORT
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 
@@ -36,10 +37,16 @@ def run(name, hosts, extra, parallel, port_offset, gpus=2, job_args=()):
     log = proc.stdout + proc.stderr
     if proc.returncode != 0:
         sys.exit(f"{name}: phantora run failed ({proc.returncode}):\n{log[-4000:]}")
-    step = re.search(r"average over \d+ step\(s\): step time ([\d.]+) ms", log)
+    # The steady-state step: the median of the steps after the first. On a machine loaded far
+    # beyond its cores (16 ranks on 2 CI cores) one step of a live run has been disturbed by late
+    # collective starts (docs/time.md; a known gap, counted in report.json) while the others
+    # agreed to 0.1 %: the median is the step time, the disturbed steps are printed.
+    steps = [float(m) for m in re.findall(r"^step +\d+/\d+ .*?step time ([\d.]+) ms", log, re.M)]
     with open(os.path.join(out_dir, "report.json"), encoding="utf-8") as f:
         report = json.load(f)
-    return float(step.group(1)), report
+    print(f"  steps {steps} ms; late collective starts "
+          f"{report['communication'].get('late_collective_starts')}", flush=True)
+    return statistics.median(steps[1:]), report
 
 
 def check(cond, message):
