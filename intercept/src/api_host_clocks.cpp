@@ -539,17 +539,20 @@ int sem_wait(sem_t* sem) {
   return rc;
 }
 
-int sem_timedwait(sem_t* sem, const struct timespec* deadline) {
-  PHANTORA_REAL(sem_timedwait);
-  if (!active()) return real_sem_timedwait(sem, deadline);
-  const timespec real = real_deadline(CLOCK_REALTIME, *deadline);
+}  // extern "C"
+
+namespace {
+// A semaphore wait until `deadline` on simulated clock `c`: `wait_until(real)` waits once until
+// an absolute deadline on real_clock_for(c). Times out at the deadline once the others are
+// there (catch_up), takes the post that released it, or wakes early with EINTR.
+template <typename WaitUntil>
+int timed_sem_wait(sem_t* sem, clockid_t c, const timespec& deadline, WaitUntil&& wait_until) {
   Timelines::before_wait(sem);
-  int rc = real_sem_timedwait(sem, &real);
+  int rc = wait_until(real_deadline(c, deadline));
   bool timed_out = rc != 0 && errno == ETIMEDOUT;
   if (timed_out) {
-    const CatchUp how = catch_up(deadline_ps(CLOCK_REALTIME, *deadline), [&] {
-      const timespec slice = slice_end(CLOCK_REALTIME);
-      rc = real_sem_timedwait(sem, &slice);
+    const CatchUp how = catch_up(deadline_ps(c, deadline), [&] {
+      rc = wait_until(slice_end(real_clock_for(c)));
       return rc == 0 || errno != ETIMEDOUT;
     });
     if (how == CatchUp::kGaveUp) {
@@ -560,36 +563,28 @@ int sem_timedwait(sem_t* sem, const struct timespec* deadline) {
   }
   const int saved = errno;
   if (Timelines::after_wait(sem) < 0 && rc == 0) took_posted(sem);
-  if (timed_out) Timelines::advance_to(deadline_ps(CLOCK_REALTIME, *deadline));
+  if (timed_out) Timelines::advance_to(deadline_ps(c, deadline));
   errno = saved;
   return rc;
+}
+}  // namespace
+
+extern "C" {
+
+int sem_timedwait(sem_t* sem, const struct timespec* deadline) {
+  PHANTORA_REAL(sem_timedwait);
+  if (!active()) return real_sem_timedwait(sem, deadline);
+  return timed_sem_wait(sem, CLOCK_REALTIME, *deadline,
+                        [&](const timespec& real) { return real_sem_timedwait(sem, &real); });
 }
 
 int sem_clockwait(sem_t* sem, clockid_t clock, const struct timespec* deadline) {
   PHANTORA_REAL(sem_clockwait);
   if (kind_of(clock) == ClockKind::kReal || !active())
     return real_sem_clockwait(sem, clock, deadline);
-  const timespec real = real_deadline(clock, *deadline);
-  Timelines::before_wait(sem);
-  int rc = real_sem_clockwait(sem, clock, &real);
-  bool timed_out = rc != 0 && errno == ETIMEDOUT;
-  if (timed_out) {
-    const CatchUp how = catch_up(deadline_ps(clock, *deadline), [&] {
-      const timespec slice = slice_end(real_clock_for(clock));
-      rc = real_sem_clockwait(sem, real_clock_for(clock), &slice);
-      return rc == 0 || errno != ETIMEDOUT;
-    });
-    if (how == CatchUp::kGaveUp) {
-      rc = -1;  // woken early, as by a signal
-      errno = EINTR;
-    }
-    timed_out = how == CatchUp::kReached;
-  }
-  const int saved = errno;
-  if (Timelines::after_wait(sem) < 0 && rc == 0) took_posted(sem);
-  if (timed_out) Timelines::advance_to(deadline_ps(clock, *deadline));
-  errno = saved;
-  return rc;
+  return timed_sem_wait(sem, clock, *deadline, [&](const timespec& real) {
+    return real_sem_clockwait(sem, real_clock_for(clock), &real);
+  });
 }
 
 int pthread_mutex_timedlock(pthread_mutex_t* mutex, const struct timespec* deadline) noexcept {
