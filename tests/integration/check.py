@@ -309,8 +309,16 @@ def case_two_threads():
         check(r.number("a_done_us") < 3000.0,
               f"{mode}: A's work ends in ~1 ms, not after B's kernel ({r.number('a_done_us')})")
         check(r.number("b_done_us") >= 5004.0, f"{mode}: B waits for its 5 ms kernel")
-        # (The start event is recorded one call cost before the first kernel's launch.)
-        check(abs(r.number("a_kernels_us") - 1000.0) < 10.0, f"{mode}: A's kernels take ~1 ms")
+        # (The start event is recorded one call cost before the first kernel's launch.) Model
+        # mode's call cost is 2 us, so the ten 100 us kernels queue back to back. Measured mode
+        # charges the real CPU time of each launch: the GPU idles when a launch takes longer
+        # than the kernel before it (seen under ASan and load: 1,042 us), so only the bounds
+        # hold there, the 1 ms the kernels need and well short of B's 5 ms kernel.
+        kernels = r.number("a_kernels_us")
+        if mode == "model":
+            check(abs(kernels - 1000.0) < 10.0, f"{mode}: A's kernels take ~1 ms ({kernels})")
+        else:
+            check(1000.0 <= kernels < 2000.0, f"{mode}: A's kernels take 1-2 ms ({kernels})")
         check(50000.0 <= r.number("sleep_loop_us") < 51000.0, f"{mode}: sleep loop ~50 ms")
         check(20000.0 <= r.number("timed_wait_us") < 21000.0, f"{mode}: timed wait ~20 ms")
 
