@@ -209,13 +209,17 @@ clockid_t clock_of(const pthread_cond_t* cond) {
 // them through whatever it hands on (a Python lock it releases, a condition variable it
 // signals). A tensor-parallel job's step took 9 s that way. So once its real span is over the
 // wait goes on, in slices of real time, while another thread that does CUDA work is behind the
-// deadline (Timelines::others_behind). `again` waits one slice and says whether the wait ended
-// for its own reason meanwhile (signalled, posted, an fd ready, a signal). A wait that would go
-// on for longer than kCatchUpLimitNs of real time (the program may wait in real time for
-// something its other threads only do later, or the machine is loaded far beyond its cores)
-// gives up: the thread wakes early, where its clock is, as a spurious wake-up or a signal
-// would wake it (a condition-variable wait returns 0, a semaphore wait, sleep or poll EINTR with
-// the time left), never ahead of the others. Programs wait again, from their own clock.
+// deadline, or a thread it started that has not yet waited, or a hand-off not yet taken up
+// (Timelines::least_other_clock_ps; without the last two the watchdogs of a tensor-parallel job
+// ran ahead while the main thread waited for the autograd engine's threads to start, and the
+// main thread took their clock when it joined them at the end). `again` waits one slice and
+// says whether the wait ended for its own reason meanwhile (signalled, posted, an fd ready, a
+// signal). A wait that would go on for longer than kCatchUpLimitNs of real time (the program
+// may wait in real time for something its other threads only do later, or the machine is loaded
+// far beyond its cores) gives up: the thread wakes early, where its clock is, as a spurious
+// wake-up or a signal would wake it (a condition-variable wait returns 0, a semaphore wait, sleep
+// or poll EINTR with the time left), never ahead of the others. Programs wait again, from their
+// own clock.
 constexpr int64_t kCatchUpSliceNs = 1'000'000;
 constexpr int64_t kCatchUpLimitNs = 120'000'000'000;
 
@@ -238,7 +242,7 @@ enum class CatchUp : uint8_t {
 template <typename Again>
 CatchUp catch_up(int64_t deadline_ps, Again&& again) {
   const int64_t since = real_monotonic_ns();
-  while (Timelines::others_behind(deadline_ps)) {
+  while (Timelines::least_other_clock_ps() < deadline_ps) {
     if (real_monotonic_ns() - since > catch_up_limit_ns()) return CatchUp::kGaveUp;
     if (again()) return CatchUp::kEnded;
   }
@@ -621,12 +625,13 @@ struct ThreadStart {
   void* arg;
   int64_t parent_clock_ps;
   bool detached;
+  bool counted;  // the parent does CUDA work: Timelines::thread_created
 };
 
 void* start_with_parent_clock(void* p) {
   const ThreadStart s = *static_cast<ThreadStart*>(p);
   delete static_cast<ThreadStart*>(p);
-  Timelines::start_thread(s.parent_clock_ps, s.detached);
+  Timelines::start_thread(s.parent_clock_ps, s.detached, s.counted);
   return s.routine(s.arg);
 }
 }  // namespace
@@ -638,10 +643,15 @@ int pthread_create(pthread_t* thread, const pthread_attr_t* attr, void* (*routin
   Timelines::charge_cpu_now();
   int detach_state = PTHREAD_CREATE_JOINABLE;
   if (attr != nullptr) pthread_attr_getdetachstate(attr, &detach_state);
-  auto* start = new ThreadStart{routine, arg, Timelines::self().clock_ps.load(),
-                                detach_state == PTHREAD_CREATE_DETACHED};
+  const Timeline& parent = Timelines::self();
+  auto* start = new ThreadStart{routine, arg, parent.clock_ps.load(),
+                                detach_state == PTHREAD_CREATE_DETACHED, parent.bounds.load()};
+  if (start->counted) Timelines::thread_created(start->parent_clock_ps);
   const int rc = real_pthread_create(thread, attr, start_with_parent_clock, start);
-  if (rc != 0) delete start;
+  if (rc != 0) {
+    if (start->counted) Timelines::thread_creation_done(start->parent_clock_ps);
+    delete start;
+  }
   return rc;
 }
 

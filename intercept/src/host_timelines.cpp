@@ -21,8 +21,11 @@
 namespace phantora::shim {
 namespace {
 
-// Hand-off slots, by the synchronisation object's address. A collision only merges the clocks
-// of two objects' signallers, which can make a woken thread resume later, never earlier.
+// Hand-off slots, by the synchronisation object's address. Two objects in one slot share the
+// count of waiters and the clock of the last signal (a semaphore taken without waiting may resume
+// later, never earlier); a hand-off itself names its object, so that a thread woken on one never
+// takes the clock of a signal on another (a NCCL watchdog's, a second ahead, once reached a
+// training step that way).
 constexpr size_t kSlots = 4096;
 struct Slot {
   std::atomic<int64_t> last_signal_ps{-1};  // clock of the latest signal or post
@@ -42,6 +45,7 @@ size_t slot_of(const void* object) {
 // kPendingLapseNs of real time, so that it cannot hold the simulation back for ever.
 constexpr int64_t kPendingLapseNs = 1'000'000'000;
 struct PendingHandoff {
+  const void* object;
   int64_t clock_ps;
   int64_t made_ns;
 };
@@ -181,6 +185,7 @@ void Timelines::set_cpu_mark(int64_t cpu_ns) {
 void Timelines::register_self() {
   Timeline& t = self();
   if (t.bounds.load(std::memory_order_relaxed)) return;
+  t.starting.store(false);
   Registry& r = registry();
   std::lock_guard lock(r.mu);
   t.bounds.store(true);
@@ -214,15 +219,25 @@ int64_t Timelines::least_other_clock_ps() {
     if (t == t_self || t->stalled.load(std::memory_order_relaxed) ||
         t->polling.load(std::memory_order_relaxed))
       continue;
+    // An ended thread that a joiner waits for passes its end clock on (the main thread joining
+    // one NCCL watchdog while another one's timeout was due).
     const ThreadState s = t->state.load(std::memory_order_acquire);
-    if (s == ThreadState::kRunning || s == ThreadState::kCallWait)
+    if (s == ThreadState::kRunning || s == ThreadState::kCallWait ||
+        (s == ThreadState::kExited && t->awaited.load()))
       least = std::min(least, t->clock_ps.load(std::memory_order_relaxed));
   }
+  for (const auto& [thread, t] : r.by_thread) {
+    if (t != t_self && t->starting.load(std::memory_order_relaxed) &&
+        t->state.load(std::memory_order_acquire) == ThreadState::kRunning)
+      least = std::min(least, t->clock_ps.load(std::memory_order_relaxed));
+  }
+  // A hand-off signalled and not yet taken up is a thread about to run from its clock (between
+  // the autograd thread's signal and the main thread's waking, both wait).
+  if (r.pending_count.load(std::memory_order_relaxed) > 0) {
+    drop_expired_locked(r, real_monotonic_ns());
+    if (!r.pending_clocks.empty()) least = std::min(least, *r.pending_clocks.begin());
+  }
   return least;
-}
-
-bool Timelines::others_behind(int64_t ps) {
-  return least_other_clock_ps() < ps;
 }
 
 int64_t Timelines::latest_ps() {
@@ -246,7 +261,7 @@ void Timelines::signal(const void* object, bool all) {
   std::lock_guard lock(r.mu);
   auto& q = r.pending[slot_of(object)];
   for (int i = 0; i < n; ++i) {
-    q.push_back(PendingHandoff{clock, now});
+    q.push_back(PendingHandoff{object, clock, now});
     r.pending_clocks.insert(clock);
   }
   r.pending_count.fetch_add(n, std::memory_order_relaxed);
@@ -267,12 +282,17 @@ int64_t Timelines::after_wait(const void* object) {
   if (r.pending_count.load(std::memory_order_relaxed) > 0) {
     std::lock_guard lock(r.mu);
     auto it = r.pending.find(slot);
-    if (it != r.pending.end() && !it->second.empty()) {
-      handoff = it->second.front().clock_ps;
-      r.pending_clocks.erase(r.pending_clocks.find(handoff));
-      r.pending_count.fetch_sub(1, std::memory_order_relaxed);
-      it->second.pop_front();
-      if (it->second.empty()) r.pending.erase(it);
+    if (it != r.pending.end()) {
+      auto& q = it->second;
+      const auto mine = std::find_if(q.begin(), q.end(),
+                                     [&](const PendingHandoff& h) { return h.object == object; });
+      if (mine != q.end()) {
+        handoff = mine->clock_ps;
+        r.pending_clocks.erase(r.pending_clocks.find(handoff));
+        r.pending_count.fetch_sub(1, std::memory_order_relaxed);
+        q.erase(mine);
+        if (q.empty()) r.pending.erase(it);
+      }
     }
   }
   if (handoff >= 0) advance_to(handoff);
@@ -284,10 +304,31 @@ int64_t Timelines::last_signal_ps(const void* object) {
   return g_slots[slot_of(object)].last_signal_ps.load(std::memory_order_acquire);
 }
 
-void Timelines::start_thread(int64_t parent_clock_ps, bool detached) {
+void Timelines::thread_created(int64_t parent_clock_ps) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mu);
+  r.pending_clocks.insert(parent_clock_ps);
+  r.pending_count.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Timelines::thread_creation_done(int64_t parent_clock_ps) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mu);
+  const auto it = r.pending_clocks.find(parent_clock_ps);
+  if (it == r.pending_clocks.end()) return;
+  r.pending_clocks.erase(it);
+  r.pending_count.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void Timelines::start_thread(int64_t parent_clock_ps, bool detached, bool counted) {
   Timeline& t = self();
   t.clock_ps.store(parent_clock_ps, std::memory_order_relaxed);
   t.detached.store(detached);
+  if (counted) {
+    // From here the thread itself stands for its parent's clock.
+    t.starting.store(true);
+    thread_creation_done(parent_clock_ps);
+  }
   t_cpu_mark_ns = 0;  // a new thread's CPU clock starts at zero
 }
 
@@ -344,7 +385,9 @@ void Timelines::rewind_to(int64_t ps) {
 }
 
 void Timelines::set_state(ThreadState s) {
-  self().state.store(s, std::memory_order_release);
+  Timeline& t = self();
+  if (s != ThreadState::kRunning) t.starting.store(false, std::memory_order_relaxed);
+  t.state.store(s, std::memory_order_release);
 }
 
 namespace {

@@ -34,8 +34,12 @@ struct Timeline {
   std::atomic<bool> awaited{false};  // exited, and a joiner waits for its clock
   std::atomic<bool> detached{false};
   std::atomic<bool> polling{false};  // in a poll/select/epoll timeout: not behind, not ahead
-  unsigned long thread = 0;          // pthread_t
-  int call_waits = 0;                // requests this thread waits for (owner only)
+  // Started by a thread that does CUDA work and not yet waiting for anything: it runs from its
+  // parent's clock, and whatever it hands on carries that clock (the autograd engine's device
+  // threads, which the main thread waits for at the first backward).
+  std::atomic<bool> starting{false};
+  unsigned long thread = 0;  // pthread_t
+  int call_waits = 0;        // requests this thread waits for (owner only)
   // Stall detection (Timelines::watch_stalls): the owner counts what it does; the watcher
   // marks a thread stalled that did nothing and used (or waited for) no CPU for a while.
   std::atomic<uint64_t> activity{0};
@@ -71,11 +75,11 @@ class Timelines {
   static int64_t bound_ps();
   // The latest clock of any thread: where the process is when it ends.
   static int64_t latest_ps();
-  // Whether another thread that does the program's CUDA work (running, or blocked in a call the
-  // simulator answers, and not stalled) is still behind `ps`: a timed wait of this thread that
-  // ends at `ps` would otherwise run ahead of the rest of the process.
-  static bool others_behind(int64_t ps);
-  // The least clock of those threads (wire::kNoBound: none).
+  // The least clock of the other threads that do the program's CUDA work (running, not stalled,
+  // or blocked in a call the simulator answers; ended, with a joiner waiting for their end), of
+  // threads they started that have not yet waited for anything, and of hand-offs not yet taken
+  // up (wire::kNoBound: none): a timed wait of this thread that ends later would run ahead of
+  // the rest of the process.
   static int64_t least_other_clock_ps();
 
   // Hand-offs through a synchronisation object (a condition variable or semaphore address).
@@ -90,8 +94,12 @@ class Timelines {
   static int64_t last_signal_ps(const void* object);
 
   // Thread creation and joining (the child starts at the parent's clock, the joiner resumes no
-  // earlier than the joined thread's end).
-  static void start_thread(int64_t parent_clock_ps, bool detached);
+  // earlier than the joined thread's end). A thread created by one that does CUDA work is
+  // counted from its creation (thread_created) until it first waits, at the parent's clock.
+  static void thread_created(int64_t parent_clock_ps);
+  // The thread started (start_thread does it) or was not created.
+  static void thread_creation_done(int64_t parent_clock_ps);
+  static void start_thread(int64_t parent_clock_ps, bool detached, bool counted);
   static void detach(unsigned long thread);
   // Before joining `thread`: leaves the bound and counts the thread's end in it.
   static void before_join(unsigned long thread);

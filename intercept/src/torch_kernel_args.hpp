@@ -25,7 +25,7 @@ struct OffsetCalc {
 };
 
 struct ReduceArgs {
-  int element_size = 0;  // ReduceConfig::element_size_bytes: sizeof the accumulator (arg_t)
+  int element_size = 0;      // ReduceConfig::element_size_bytes: sizeof the accumulator (arg_t)
   uint64_t num_inputs = 0;   // elements reduced into each output
   uint64_t num_outputs = 0;  // outputs
   OffsetCalc input_calc, output_calc;

@@ -234,6 +234,20 @@ def case_timeout_catch_up():
           f"the watcher timed out at most once per ms of main's time ({r.value('timeouts')})")
 
 
+def case_timeout_thread_start():
+    # Zero mode (programs/timeout_thread_start.cu): the first kernel ends main's wait at 1004 us;
+    # the four threads start from that clock and work only in real time, so main resumes there;
+    # the second kernel: 2008 us. The watcher's 10 ms timeouts never come due before main stops
+    # it (its deadlines are at 10 ms and more): it ends with main's notify and the joins leave
+    # main where it was. (Without the new threads counted from their creation the watcher timed
+    # out every 10 ms of real time while main waited for them: joined at hundreds of ms.)
+    r = run("timeout_thread_start", "timeout_thread_start", flags=zero())
+    check_close(r.number("after_start_us"), 1004.0, "main after its threads started")
+    check_close(r.number("main_done_us"), 2008.0, "main after its second kernel")
+    check_close(r.number("joined_us"), 2008.0, "main after joining the watcher")
+    check_eq(r.value("timeouts"), "0", "no timeout of the watcher came due")
+
+
 def case_timeout_give_up():
     # Zero mode, a 200 ms catch-up limit (programs/timeout_give_up.cu): W's 10 ms sleep waits for
     # main, which spins at clock 0 for 1 s of real time, gives up every 200 ms without moving
