@@ -117,21 +117,69 @@ double attention_flops(const AttentionDesc& d, const ModelParams& params) {
   return f;
 }
 
+namespace {
+
+// The long-sequence efficiency and the per-tile cost s0 of the kernel that runs this call. FA3
+// falls back to FA2 on a part without it (fa3_forward == 0).
+struct AttentionCurve {
+  double plateau = 0;
+  double s0 = 0;
+};
+AttentionCurve attention_curve(const AttentionDesc& d, const ModelParams::PerGpu& eff,
+                               const ModelParams& params) {
+  const bool fa3 = d.impl == AttentionImpl::kFlash3 && eff.fa3_forward > 0;
+  const ModelParams::AttentionS0& s0 = fa3 ? params.attention_fa3_s0 : params.attention_fa2_s0;
+  if (d.backward) return {fa3 ? eff.fa3_backward : eff.fa2_backward, s0.backward};
+  return {fa3 ? eff.fa3_forward : eff.fa2_forward, s0.forward};
+}
+
+// Loop steps one CTA runs for its tile [r0, r1) of the parallel dimension. Causal masks are
+// aligned bottom-right, as in FlashAttention 2.1 and later: query r sees key c when
+// c <= r + sk - sq. A forward CTA loops up to the last key its last query sees, a backward CTA
+// from the first query that sees its first key, so the tile on the diagonal is computed whole
+// although about half of it is masked.
+double causal_loop_length(const AttentionDesc& d, int64_t r0, int64_t r1) {
+  const int64_t sq = static_cast<int64_t>(d.seq_q), sk = static_cast<int64_t>(d.seq_k);
+  const int64_t offset = sk - sq;
+  if (d.backward) return static_cast<double>(sq - std::clamp(r0 - offset, int64_t{0}, sq));
+  return static_cast<double>(std::clamp(r1 + offset, int64_t{0}, sk));
+}
+
+}  // namespace
+
+double attention_loop_work(const AttentionDesc& d, uint64_t tile, double s0) {
+  const uint64_t rows = d.backward ? d.seq_k : d.seq_q;
+  const double loop = static_cast<double>(d.backward ? d.seq_q : d.seq_k);
+  if (!d.causal) return static_cast<double>(rows) * (loop + s0);
+  // Causal CTAs differ in length: sum them tile by tile.
+  double work = 0;
+  for (uint64_t r0 = 0; r0 < rows; r0 += tile) {
+    const uint64_t r1 = std::min(r0 + tile, rows);
+    const double length = causal_loop_length(d, static_cast<int64_t>(r0), static_cast<int64_t>(r1));
+    work += static_cast<double>(r1 - r0) * (length + s0);
+  }
+  return work;
+}
+
 Estimate attention_estimate(const AttentionDesc& d, const GpuPreset& gpu,
                             const ModelParams& params) {
   const ModelParams::PerGpu& eff = params.for_gpu(gpu.key);
   Estimate e;
   e.flops = attention_flops(d, params);
-  const bool fa3 = d.impl == AttentionImpl::kFlash3 && eff.fa3_forward > 0;
-  const double efficiency = d.backward ? (fa3 ? eff.fa3_backward : eff.fa2_backward)
-                                       : (fa3 ? eff.fa3_forward : eff.fa2_forward);
+  const AttentionCurve curve = attention_curve(d, eff, params);
   // The forward pass parallelises over query blocks, the backward over key blocks.
   const uint64_t seq_blocks = d.backward ? d.seq_k : d.seq_q;
   const double tiles = static_cast<double>(d.batch) * static_cast<double>(d.heads_q) *
                        ceil_div(seq_blocks, params.attention_tile_q);
   e.clock_scale = clock_scale(gpu, eff.attention_clock_mhz);
-  const double rate = peak_flops(gpu.perf, d.dtype, DType::kF32) * efficiency * e.clock_scale;
-  const double compute_s = e.flops / rate / fill(tiles, gpu);
+  const double rate = peak_flops(gpu.perf, d.dtype, DType::kF32) * curve.plateau * e.clock_scale;
+  // Every loop step of every row costs what a useful one does at the plateau rate (4·d FLOPs
+  // forward, 2.5 × that backward), whether it is masked or the per-tile cost s0.
+  const double flops_per_step = 4.0 * static_cast<double>(d.head_dim) *
+                                (d.backward ? params.attention_backward_flops_factor : 1.0);
+  const double steps = static_cast<double>(d.batch) * static_cast<double>(d.heads_q) *
+                       attention_loop_work(d, params.attention_tile_q, curve.s0);
+  const double compute_s = steps * flops_per_step / rate / fill(tiles, gpu);
 
   // Forward reads Q, K, V and writes O and the log-sum-exp (f32); backward reads Q, K, V, O,
   // dO and the log-sum-exp, and writes dQ, dK, dV.

@@ -61,6 +61,10 @@ ModelParams ModelParams::from_string(std::string_view toml_text, std::string_vie
   p.attention_tile_q = positive_int(attn, "tile_q");
   p.attention_overhead = SimTime::us(positive(attn, "overhead_us"));
   p.attention_backward_flops_factor = positive(attn, "backward_flops_factor");
+  p.attention_fa2_s0 = {non_negative(attn, "fa2_forward_s0"),
+                        non_negative(attn, "fa2_backward_s0")};
+  p.attention_fa3_s0 = {non_negative(attn, "fa3_forward_s0"),
+                        non_negative(attn, "fa3_backward_s0")};
   attn.reject_unknown();
 
   detail::TableReader mem = root.table("memory_bound");

@@ -17,6 +17,8 @@ namespace phantora::kernels {
 struct ModelParams {
   struct PerGpu {
     double gemm_efficiency = 0;
+    // Attention kernels' efficiency on long sequences (the plateau of their curve; the curve
+    // itself comes from AttentionS0).
     double fa2_forward = 0, fa2_backward = 0;
     double fa3_forward = 0, fa3_backward = 0;  // 0: not available on this part
     double memory_efficiency = 0;
@@ -28,9 +30,16 @@ struct ModelParams {
   uint64_t gemm_tile_m = 0, gemm_tile_n = 0, gemm_tile_k = 0;
   uint64_t gemm_split_k_min = 0;  // the least K one split-K slice works on
   SimTime gemm_overhead;
+  // An attention CTA owns attention_tile_q rows (queries forward, keys backward) and loops over
+  // the other sequence; besides its loop it pays a fixed cost worth s0 loop steps (prologue,
+  // rescaling, writing its outputs), so efficiency(s) = plateau × s / (s + s0) without a mask.
+  struct AttentionS0 {
+    double forward = 0, backward = 0;  // in loop steps (keys forward, queries backward)
+  };
   uint64_t attention_tile_q = 0;
   SimTime attention_overhead;
   double attention_backward_flops_factor = 0;
+  AttentionS0 attention_fa2_s0, attention_fa3_s0;
   SimTime memory_floor;
   std::map<std::string, PerGpu, std::less<>> per_gpu;  // by preset key; "default" is required
 
@@ -67,6 +76,11 @@ double peak_flops(const GpuPerf& perf, DType input, DType compute);
 
 double gemm_flops(const GemmDesc& d);  // 2·m·n·k·batch
 double attention_flops(const AttentionDesc& d, const ModelParams& params);
+// The loop steps of one (batch, head) of an attention call, summed over its rows (queries
+// forward, keys backward): each row costs its CTA's loop length plus s0; CTAs own `tile` rows.
+// Without a mask this is rows × (loop + s0); with one, each CTA loops to the end of its
+// diagonal tile (docs/cost-model.md, "Attention").
+double attention_loop_work(const AttentionDesc& d, uint64_t tile, double s0);
 
 Estimate gemm_estimate(const GemmDesc& d, const GpuPreset& gpu, const ModelParams& params);
 Estimate attention_estimate(const AttentionDesc& d, const GpuPreset& gpu,
