@@ -24,8 +24,7 @@ namespace {
 // Hand-off slots, by the synchronisation object's address. Two objects in one slot share the
 // count of waiters and the clock of the last signal (a semaphore taken without waiting may resume
 // later, never earlier); a hand-off itself names its object, so that a thread woken on one never
-// takes the clock of a signal on another (a NCCL watchdog's, a second ahead, once reached a
-// training step that way).
+// takes the clock of a signal on another (a NCCL watchdog's may be up to a second ahead).
 constexpr size_t kSlots = 4096;
 struct Slot {
   std::atomic<int64_t> last_signal_ps{-1};  // clock of the latest signal or post
@@ -86,6 +85,11 @@ void drop_expired_locked(Registry& r, int64_t now_ns) {
     it = q.empty() ? r.pending.erase(it) : std::next(it);
   }
 }
+
+// How long a thread that was just started counts at its parent's clock (Timeline::starting) if
+// it neither waits nor makes a CUDA call: one that blocks where the shim cannot see (a server
+// thread in epoll, a socket read) would otherwise hold every timeout of the process back.
+constexpr int64_t kStartingWindowNs = 5'000'000'000;
 
 thread_local Timeline* t_self = nullptr;
 // Set once the thread's timeline has ended: what the thread still does while it is torn down
@@ -226,15 +230,17 @@ int64_t Timelines::least_other_clock_ps() {
         (s == ThreadState::kExited && t->awaited.load()))
       least = std::min(least, t->clock_ps.load(std::memory_order_relaxed));
   }
+  const int64_t now = real_monotonic_ns();
   for (const auto& [thread, t] : r.by_thread) {
     if (t != t_self && t->starting.load(std::memory_order_relaxed) &&
+        now - t->starting_since_ns.load(std::memory_order_relaxed) < kStartingWindowNs &&
         t->state.load(std::memory_order_acquire) == ThreadState::kRunning)
       least = std::min(least, t->clock_ps.load(std::memory_order_relaxed));
   }
   // A hand-off signalled and not yet taken up is a thread about to run from its clock (between
   // the autograd thread's signal and the main thread's waking, both wait).
   if (r.pending_count.load(std::memory_order_relaxed) > 0) {
-    drop_expired_locked(r, real_monotonic_ns());
+    drop_expired_locked(r, now);
     if (!r.pending_clocks.empty()) least = std::min(least, *r.pending_clocks.begin());
   }
   return least;
@@ -326,6 +332,7 @@ void Timelines::start_thread(int64_t parent_clock_ps, bool detached, bool counte
   t.detached.store(detached);
   if (counted) {
     // From here the thread itself stands for its parent's clock.
+    t.starting_since_ns.store(real_monotonic_ns());
     t.starting.store(true);
     thread_creation_done(parent_clock_ps);
   }
