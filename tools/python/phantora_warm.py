@@ -508,6 +508,11 @@ def _apply(request, fds, owned, startup_cpu_ns):
     if fresh is not None:
         fresh.argtypes = [ctypes.c_longlong]
         fresh(startup_cpu_ns)
+    # At exit, the C++ static destructors of what the server imported would free its data
+    # structures and so copy the pages the rank shares with it (the shim says more).
+    end = getattr(libc, "phantora_end_without_inherited_exit_handlers", None)
+    if end is not None:
+        end()
     _place_fds(request["fds"], fds, owned)
     os.chdir(request["cwd"])
     os.umask(request["umask"])
