@@ -10,7 +10,7 @@ Two roles, both in the job's own interpreter:
   the rank's exit status. If the server refuses (another interpreter, environment or command
   form), the stub returns and the process runs the job itself, as without this mechanism.
 * the server: one per machine and run, started by the first stub that finds none. It
-  imports PHANTORA_WARM_MODULES (default: torch) once, then forks a rank per request, so that
+  imports PHANTORA_WARM_MODULES (default: torch,torch._dynamo) once, then forks a rank per request, so that
   the ranks share the imported pages copy-on-write. It never makes a CUDA call itself (the shim
   refuses to connect where PHANTORA_WARM_SERVER is set); each rank it forks calls the shim's
   phantora_fresh_process() before the job runs, so that its clocks start as a new process's.
@@ -43,8 +43,15 @@ def _note(text):
     sys.stderr.flush()
 
 
+# torch._dynamo too: torch imports it at the first call of a function marked
+# torch._disable_dynamo (DDP's and autocast's among them) or at a compile, and it brings in
+# about 900 modules (sympy, triton, torch._inductor): 44 MiB of Python objects and 2 s of CPU
+# time in every GPT DDP rank, which the server makes once (docs/performance.md).
+_DEFAULT_MODULES = "torch,torch._dynamo"
+
+
 def _modules():
-    raw = os.environ.get("PHANTORA_WARM_MODULES", "torch")
+    raw = os.environ.get("PHANTORA_WARM_MODULES", _DEFAULT_MODULES)
     return [m.strip() for m in raw.split(",") if m.strip()]
 
 
