@@ -15,7 +15,13 @@ has RANK= and only waits) and the forked child that runs the job (a child of the
 environment as /proc shows it is the server's). Both are listed; a rank's figure is the child's
 plus the median stub's, and the servers' own figures are given apart.
 
-Usage: rank_memory.py [--interval S] [--json FILE] -- phantora run [options] -- command...
+With --smaps DIR, a copy of /proc/PID/smaps of each rank (the forked child for warm ranks) and
+warm server is kept in DIR at its peak of private bytes (PID-peak.smaps, rewritten whenever the
+peak grows by 4 MiB or more) and at its last sample (PID-last.smaps), to tell which mappings hold
+the memory; DIR/timeline.csv has every sample of those processes.
+
+Usage: rank_memory.py [--interval S] [--json FILE] [--smaps DIR] -- phantora run [options] --
+command...
 """
 import argparse
 import json
@@ -111,12 +117,32 @@ def sample(pid):
     return fields.get("Rss", 0), fields.get("Pss", 0), private, cpu, rank, name
 
 
+def keep_smaps(folder, pid, private, peaks):
+    try:
+        with open(f"/proc/{pid}/smaps", encoding="utf-8") as f:
+            text = f.read()
+    except OSError:
+        return
+    names = ["last"]
+    if private >= peaks.get(pid, 0) + (4 << 20):
+        peaks[pid] = private
+        names.append("peak")
+    for name in names:
+        with open(os.path.join(folder, f"{pid}-{name}.smaps"), "w", encoding="utf-8") as f:
+            f.write(text)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--interval", type=float, default=0.5)
     ap.add_argument("--json")
+    ap.add_argument("--smaps")
     ap.add_argument("command", nargs=argparse.REMAINDER)
     a = ap.parse_args()
+    if a.smaps:
+        os.makedirs(a.smaps, exist_ok=True)
+        timeline = open(os.path.join(a.smaps, "timeline.csv"), "w", encoding="utf-8")
+        timeline.write("t_s,pid,kind,rss,pss,private\n")
     cmd = a.command[1:] if a.command[:1] == ["--"] else a.command
     if not cmd:
         sys.exit("usage: rank_memory.py [--interval S] [--json FILE] -- phantora run ...")
@@ -124,6 +150,7 @@ def main():
     subreaper = become_subreaper()
     proc = subprocess.Popen(cmd)
     peaks = {}  # pid -> dict
+    smaps_peaks = {}  # pid -> private bytes at its kept peak smaps
     servers = set()
     tree_pss_peak = 0
     while proc.poll() is None:
@@ -151,6 +178,10 @@ def main():
             p["private"], p["cpu_s"] = max(p["private"], private), max(p["cpu_s"], cpu)
             if pid == proc.pid:
                 p["name"] = "phantora (daemon)"
+            if a.smaps and (kind in ("warm", "server") or (rank is not None and kind is None)):
+                keep_smaps(a.smaps, pid, private, smaps_peaks)
+                timeline.write(f"{time.monotonic() - start:.2f},{pid},{kind or 'rank'},{rss},"
+                               f"{pss},{private}\n")
         tree_pss_peak = max(tree_pss_peak, total)
         time.sleep(a.interval)
     wall = time.monotonic() - start

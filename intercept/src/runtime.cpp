@@ -577,3 +577,25 @@ extern "C" __attribute__((visibility("default"))) void phantora_fresh_process(
     long long startup_cpu_ns) {
   phantora::shim::Runtime::start_afresh(startup_cpu_ns);
 }
+
+// Called by a rank forked from the warm-rank server after phantora_fresh_process. Registered
+// last, this handler runs first at exit(3) (handlers run in reverse order of registration): it
+// sends the shim's exit report, flushes C stdio and ends the process, so that the handlers the
+// server registered while importing (the C++ static destructors of torch and of the libraries
+// it loaded) do not run in the rank. Run there, they free the server's data structures, and
+// every free writes to, and so copies, a page the rank shares with the server and the other
+// ranks: 50-90 MiB per GPT rank, the rank's peak (docs/performance.md). Python's own shutdown
+// (atexit callbacks, thread joins, module teardown, flushing sys.stdout) has run before exit(3)
+// is called, and handlers that libraries loaded by the job after the fork registered still run
+// (before this one). A normal start runs those destructors, but what they do is invisible to
+// the job; pytorch_warm_ranks_same checks that the simulated results are the same.
+extern "C" __attribute__((visibility("default"))) void
+phantora_end_without_inherited_exit_handlers() {
+  on_exit(
+      [](int status, void*) {
+        phantora::shim::Runtime::get().exiting(status);
+        std::fflush(nullptr);
+        _exit(status);
+      },
+      nullptr);
+}

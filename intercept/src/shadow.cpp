@@ -18,6 +18,10 @@ void zero_where_nonzero(uint8_t* p, uint64_t n) {
   }
 }
 
+bool all_zero(const uint8_t* p, uint64_t n) {
+  return n == 0 || (p[0] == 0 && std::memcmp(p, p + 1, n - 1) == 0);
+}
+
 }  // namespace
 
 ShadowStore& ShadowStore::get() {
@@ -70,6 +74,13 @@ void ShadowStore::write(uint64_t addr, const void* src, uint64_t bytes) {
     const uint64_t a = addr + done;
     const uint64_t off = a % kPage;
     const uint64_t n = std::min(bytes - done, kPage - off);
+    // Zeros need no page where none is stored: a byte never written reads as zero. Zero fills
+    // (gradients, optimizer state, emulated kernels over zeros) would otherwise hold a host page
+    // per 4 KiB of device memory they touch, up to kMaxTotal per process.
+    if (!pages_.contains(a / kPage) && all_zero(in + done, n)) {
+      done += n;
+      continue;
+    }
     Page* page = page_for_write(a / kPage);
     if (page == nullptr) return discard_locked(addr, bytes);
     std::memcpy(page->data() + off, in + done, n);
@@ -79,6 +90,10 @@ void ShadowStore::write(uint64_t addr, const void* src, uint64_t bytes) {
 
 void ShadowStore::fill(uint64_t addr, uint8_t value, uint64_t bytes) {
   if (bytes > kMaxWrite) {
+    std::lock_guard lock(mu_);
+    return discard_locked(addr, bytes);
+  }
+  if (value == 0) {  // the same as writing zeros (write), without the buffer
     std::lock_guard lock(mu_);
     return discard_locked(addr, bytes);
   }

@@ -1,5 +1,6 @@
 // The shadow store's reads: known bytes come back as written, unknown ones as zero, and a
-// destination that already holds zeros is not written (so a fresh host buffer stays unbacked).
+// destination that already holds zeros is not written (so a fresh host buffer stays unbacked);
+// zeros written where nothing is stored take no memory, and over stored bytes clear them.
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 
@@ -60,6 +61,34 @@ TEST(ShadowStore, UnknownBytesIntoAFreshBufferTakeNoMemory) {
   EXPECT_EQ(buf[12345], 0);
   EXPECT_EQ(std::memcmp(buf + 12345, buf + 12346, 99), 0);
   munmap(p, kBytes);
+}
+
+TEST(ShadowStore, ZerosTakeNoMemoryAndClearWhatTheyCover) {
+  // 64 MiB of zero fills and zero writes in 1 MiB pieces (the largest a write keeps) over
+  // device memory nothing wrote: a page per 4 KiB would be 64 MiB of host memory.
+  const uint64_t base = kBase + (2ull << 32);
+  const std::vector<uint8_t> zeros(ShadowStore::kMaxWrite, 0);
+  const uint64_t before = rss_anon();
+  for (uint64_t i = 0; i < 32; ++i) {
+    ShadowStore::get().fill(base + i * ShadowStore::kMaxWrite, 0, ShadowStore::kMaxWrite);
+    ShadowStore::get().write(base + (32 + i) * ShadowStore::kMaxWrite, zeros.data(), zeros.size());
+  }
+  const uint64_t after = rss_anon();
+  EXPECT_LT(after, before + (8ull << 20))
+      << "resident anonymous memory grew by " << (after - before) / (1 << 20) << " MiB";
+  // Over stored bytes, zeros (written or filled, across a page boundary) replace them and
+  // leave their neighbours.
+  const uint64_t at = base + (100ull << 20) + 4090;
+  const std::vector<uint8_t> ones(20, 1);
+  ShadowStore::get().write(at, ones.data(), ones.size());
+  ShadowStore::get().write(at + 2, zeros.data(), 4);
+  ShadowStore::get().fill(at + 10, 0, 4);
+  std::vector<uint8_t> out(20, 0xab);
+  ShadowStore::get().read(at, out.data(), out.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    const bool cleared = (i >= 2 && i < 6) || (i >= 10 && i < 14);
+    ASSERT_EQ(out[i], cleared ? 0 : 1) << "byte " << i;
+  }
 }
 
 }  // namespace

@@ -14,7 +14,8 @@
       tests/pytorch/warm/launcher.py starts ranks itself: what each rank sees of its start
       (argv, working directory, environment, umask, limits, sys.path, signal dispositions,
       standard streams, an inherited descriptor) must be what a normal start gives, exit codes
-      and signals must reach the launcher, a SIGTERM or SIGKILL of the ranks' process group
+      and signals must reach the launcher, a rank's end (sys.exit with a message, a thread
+      joined, an atexit callback, a file left open flushed) must be a normal start's, a SIGTERM or SIGKILL of the ranks' process group
       must end the forked ranks, and a rank whose environment differs from the server's must
       start normally with a note.
 """
@@ -148,13 +149,26 @@ def launcher(phantora, python, out):
             r["seen"] = json.loads(r["stdout"][0]) if r["stdout"] else {}
         return ranks
 
-    modes = ["exit:0", "exit:3", f"signal:{int(signal.SIGUSR1)}", "raise"]
+    modes = ["exit:0", "exit:3", f"signal:{int(signal.SIGUSR1)}", "raise", "finish"]
     warm = launch("warm", modes)
     normal = launch("normal", modes)
     if warm and normal:
-        expected = [0, 3, -signal.SIGUSR1, 1]
-        check([r["returncode"] for r in warm] == expected, "exit 0, exit 3, SIGUSR1 and an "
-              f"uncaught exception reach the launcher ({[r['returncode'] for r in warm]})")
+        expected = [0, 3, -signal.SIGUSR1, 1, 1]
+        check([r["returncode"] for r in warm] == expected, "exit 0, exit 3, SIGUSR1, an "
+              "uncaught exception and sys.exit(message) reach the launcher "
+              f"({[r['returncode'] for r in warm]})")
+        # A warm rank skips the interpreter's teardown (docs/scale.md): what of it a job can
+        # rely on still happens, in order (stderr is compared with the normal rank's below).
+        check(warm[4]["stderr"].endswith("the rank's exit message\nthread joined\natexit ran\n"),
+              f"exit message printed, thread joined, atexit ran ({warm[4]['stderr']!r})")
+        for r in (warm[4], normal[4]):
+            name = os.path.join(out, "work", f"left-open-{r['seen'].get('pid')}.txt")
+            try:
+                with open(name, encoding="utf-8") as f:
+                    text = f.read()
+            except OSError:
+                text = None
+            check(text == "flushed at exit\n", f"a file the rank left open was flushed ({text!r})")
         check([r["returncode"] for r in normal] == expected, "the same without warm ranks")
         check("RuntimeError: raised by the rank" in warm[3]["stderr"] and
               "phantora_warm" not in warm[3]["stderr"],

@@ -10,7 +10,7 @@ Two roles, both in the job's own interpreter:
   the rank's exit status. If the server refuses (another interpreter, environment or command
   form), the stub returns and the process runs the job itself, as without this mechanism.
 * the server: one per machine and run, started by the first stub that finds none. It
-  imports PHANTORA_WARM_MODULES (default: torch) once, then forks a rank per request, so that
+  imports PHANTORA_WARM_MODULES (default: torch,torch._dynamo) once, then forks a rank per request, so that
   the ranks share the imported pages copy-on-write. It never makes a CUDA call itself (the shim
   refuses to connect where PHANTORA_WARM_SERVER is set); each rank it forks calls the shim's
   phantora_fresh_process() before the job runs, so that its clocks start as a new process's.
@@ -43,8 +43,15 @@ def _note(text):
     sys.stderr.flush()
 
 
+# torch._dynamo too: torch imports it at the first call of a function marked
+# torch._disable_dynamo (DDP's and autocast's among them) or at a compile, and it brings in
+# about 900 modules (sympy, triton, torch._inductor): 44 MiB of Python objects and 2 s of CPU
+# time in every GPT DDP rank, which the server makes once (docs/performance.md).
+_DEFAULT_MODULES = "torch,torch._dynamo"
+
+
 def _modules():
-    raw = os.environ.get("PHANTORA_WARM_MODULES", "torch")
+    raw = os.environ.get("PHANTORA_WARM_MODULES", _DEFAULT_MODULES)
     return [m.strip() for m in raw.split(",") if m.strip()]
 
 
@@ -508,6 +515,11 @@ def _apply(request, fds, owned, startup_cpu_ns):
     if fresh is not None:
         fresh.argtypes = [ctypes.c_longlong]
         fresh(startup_cpu_ns)
+    # At exit, the C++ static destructors of what the server imported would free its data
+    # structures and so copy the pages the rank shares with it (the shim says more).
+    end = getattr(libc, "phantora_end_without_inherited_exit_handlers", None)
+    if end is not None:
+        end()
     _place_fds(request["fds"], fds, owned)
     os.chdir(request["cwd"])
     os.umask(request["umask"])
@@ -577,8 +589,8 @@ def _become_rank(request, fds, owned, startup_cpu_ns):
             code = compile(source, path, "exec", dont_inherit=True)
             del source
             exec(code, main.__dict__)
-    except SystemExit:
-        raise
+    except SystemExit as e:
+        _end(e.code)
     except BaseException as e:
         # As the interpreter reports an uncaught exception, without this module's frames.
         tb = e.__traceback__
@@ -592,5 +604,58 @@ def _become_rank(request, fds, owned, startup_cpu_ns):
             sys.stderr.flush()
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             os.kill(os.getpid(), signal.SIGINT)
-        raise SystemExit(1)
-    raise SystemExit(0)
+        _end(1)
+    _end(0)
+
+
+def _end(code):
+    """Ends the rank as the interpreter's shutdown would (Py_FinalizeEx, then exit(3)) but for
+    its teardown of every module and object. That would release the objects the rank inherited
+    from the server, and every reference count and free it writes copies a page the rank shares
+    with the server and the other ranks (a GPT DDP rank whose teardown ran grew from 22 to 121
+    MiB of private memory as it ended: docs/performance.md); and extension modules that look
+    for leaks at shutdown (nanobind's, in triton) would report the server's objects, frozen and
+    so never collected, as leaked, dozens of lines per rank. What the teardown did that a job may rely on is done here in the same order: non-daemon
+    threads are joined, atexit callbacks run (logging, multiprocessing, weakref.finalize and
+    tempfile clean up there), files the job left open are flushed (their deallocation would have
+    flushed them) and so are the standard streams. What is not: __del__ methods of objects still
+    alive at exit, which Python does not promise to call (the data model's object.__del__)."""
+    if code is None:
+        status = 0
+    elif isinstance(code, int):
+        status = code
+    else:  # as the interpreter reports sys.exit("message")
+        try:
+            print(code, file=sys.stderr)
+        except BaseException:
+            pass
+        status = 1
+    import threading
+    try:
+        threading._shutdown()
+    except BaseException:
+        pass
+    import atexit
+    atexit._run_exitfuncs()
+    import gc
+    import io
+    # The rank's own objects only: what the server made is frozen out of get_objects (gc.freeze).
+    for obj in gc.get_objects():
+        if isinstance(obj, io.IOBase):
+            try:
+                if not obj.closed:
+                    obj.flush()
+            except BaseException:
+                pass
+    try:
+        sys.stdout.flush()
+    except BaseException:
+        status = status or 120  # as Py_FinalizeEx when sys.stdout cannot be flushed
+    try:
+        sys.stderr.flush()
+    except BaseException:
+        pass
+    # exit(3) with the interpreter lock held (PyDLL): the C-level handlers still run, the shim's
+    # exit report among them (phantora_end_without_inherited_exit_handlers).
+    import ctypes
+    ctypes.PyDLL(None).exit(ctypes.c_int(status))

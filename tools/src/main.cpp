@@ -80,7 +80,7 @@ void add_simulation_options(CLI::App* cmd, RunOptions& o) {
       ->capture_default_str();
   cmd->add_flag("--warm-ranks,!--no-warm-ranks", o.warm_ranks,
                 "Python ranks start as children of a per-host process that has already "
-                "imported PHANTORA_WARM_MODULES (default torch), sharing its memory; "
+                "imported PHANTORA_WARM_MODULES (default torch,torch._dynamo), sharing its memory; "
                 "--no-warm-ranks starts every rank as a process of its own (docs/scale.md)")
       ->capture_default_str();
   cmd->add_option("--kernel-times", o.kernel_times,

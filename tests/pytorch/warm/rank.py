@@ -3,6 +3,9 @@ and on an inherited descriptor), then ends as its first argument says:
   exit:N    exits with N          signal:S  kills itself with signal S
   wait      waits until a signal ends it (prints "ready" first)
   raise     raises an exception it does not catch
+  finish    ends with sys.exit("a message") while a non-daemon thread still runs, an atexit
+            callback is registered and a file it wrote is left open (the interpreter prints the
+            message, joins the thread, runs the callback and flushes the file, in that order)
 """
 import json
 import os
@@ -39,3 +42,16 @@ if kind == "wait":
         signal.pause()
 if kind == "raise":
     raise RuntimeError("raised by the rank")
+if kind == "finish":
+    import atexit
+    import threading
+
+    def late():
+        time.sleep(0.3)
+        print("thread joined", file=sys.stderr, flush=True)
+
+    threading.Thread(target=late).start()
+    atexit.register(lambda: print("atexit ran", file=sys.stderr, flush=True))
+    left_open = open(f"left-open-{os.getpid()}.txt", "w", encoding="utf-8")
+    left_open.write("flushed at exit\n")
+    sys.exit("the rank's exit message")
