@@ -10,10 +10,11 @@ Two roles, both in the job's own interpreter:
   the rank's exit status. If the server refuses (another interpreter, environment or command
   form), the stub returns and the process runs the job itself, as without this mechanism.
 * the server: one per machine and run, started by the first stub that finds none. It
-  imports PHANTORA_WARM_MODULES (default: torch,torch._dynamo) once, then forks a rank per request, so that
-  the ranks share the imported pages copy-on-write. It never makes a CUDA call itself (the shim
-  refuses to connect where PHANTORA_WARM_SERVER is set); each rank it forks calls the shim's
-  phantora_fresh_process() before the job runs, so that its clocks start as a new process's.
+  imports PHANTORA_WARM_MODULES (default: torch,torch._dynamo) once, then forks a rank per
+  request, so that the ranks share the imported pages copy-on-write. It never makes a CUDA call
+  itself (the shim refuses to connect where PHANTORA_WARM_SERVER is set); each rank it forks
+  calls the shim's phantora_fresh_process() before the job runs, so that its clocks start as a
+  new process's.
 """
 import json
 import os
@@ -615,10 +616,11 @@ def _end(code):
     with the server and the other ranks (a GPT DDP rank whose teardown ran grew from 22 to 121
     MiB of private memory as it ended: docs/performance.md); and extension modules that look
     for leaks at shutdown (nanobind's, in triton) would report the server's objects, frozen and
-    so never collected, as leaked, dozens of lines per rank. What the teardown did that a job may rely on is done here in the same order: non-daemon
-    threads are joined, atexit callbacks run (logging, multiprocessing, weakref.finalize and
-    tempfile clean up there), files the job left open are flushed (their deallocation would have
-    flushed them) and so are the standard streams. What is not: __del__ methods of objects still
+    so never collected, as leaked, dozens of lines per rank. What the teardown did that a job may
+    rely on is done here in the same order: non-daemon threads are joined, atexit callbacks run
+    (logging, multiprocessing, weakref.finalize and tempfile clean up there), files the job left
+    open are flushed (their deallocation would have flushed them) and so are the standard
+    streams. What is not: __del__ methods of objects still
     alive at exit, which Python does not promise to call (the data model's object.__del__)."""
     if code is None:
         status = 0
@@ -641,12 +643,11 @@ def _end(code):
     import io
     # The rank's own objects only: what the server made is frozen out of get_objects (gc.freeze).
     for obj in gc.get_objects():
-        if isinstance(obj, io.IOBase):
-            try:
-                if not obj.closed:
-                    obj.flush()
-            except BaseException:
-                pass
+        try:  # (isinstance itself raises on a weak proxy whose object is gone)
+            if isinstance(obj, io.IOBase) and not obj.closed:
+                obj.flush()
+        except BaseException:
+            pass
     try:
         sys.stdout.flush()
     except BaseException:
