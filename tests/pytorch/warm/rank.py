@@ -5,7 +5,8 @@ and on an inherited descriptor), then ends as its first argument says:
   raise     raises an exception it does not catch
   finish    ends with sys.exit("a message") while a non-daemon thread still runs, an atexit
             callback is registered and a file it wrote is left open (the interpreter prints the
-            message, joins the thread, runs the callback and flushes the file, in that order)
+            message, joins the thread, runs the callback and flushes the file, in that order),
+            and a weak proxy whose object is gone is still alive (torchtitan's jobs leave some)
 """
 import json
 import os
@@ -54,4 +55,12 @@ if kind == "finish":
     atexit.register(lambda: print("atexit ran", file=sys.stderr, flush=True))
     left_open = open(f"left-open-{os.getpid()}.txt", "w", encoding="utf-8")
     left_open.write("flushed at exit\n")
+    import weakref
+
+    class Gone:
+        pass
+
+    gone = Gone()
+    proxies = [weakref.proxy(gone)]
+    del gone
     sys.exit("the rank's exit message")
