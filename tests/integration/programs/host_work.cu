@@ -18,11 +18,7 @@ int main(int argc, char** argv) {
   CHECK(cudaMalloc(&d, 1 << 20));
   tiny<<<1, 32>>>(d);
   const auto t0 = std::chrono::steady_clock::now();
-  timespec c0, c;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
-  do {
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c);
-  } while ((c.tv_sec - c0.tv_sec) * 1000000000L + (c.tv_nsec - c0.tv_nsec) < ms * 1000000L);
+  cpu_work_us(ms * 1000);
   const auto t1 = std::chrono::steady_clock::now();
   tiny<<<1, 32>>>(d);
   CHECK(cudaDeviceSynchronize());

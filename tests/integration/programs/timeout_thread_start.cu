@@ -21,14 +21,6 @@ __global__ void ms_k(float* p) {
 
 using Clock = std::chrono::steady_clock;
 
-static void cpu_work_ms(int ms) {
-  timespec c0, c;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
-  do {
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c);
-  } while ((c.tv_sec - c0.tv_sec) * 1000000000L + (c.tv_nsec - c0.tv_nsec) < ms * 1000000L);
-}
-
 int main() {
   const Clock::time_point t0 = Clock::now();
   auto us = [&] { return std::chrono::duration<double, std::micro>(Clock::now() - t0).count(); };
@@ -60,7 +52,7 @@ int main() {
   std::vector<std::thread> workers;
   for (int i = 0; i < 4; ++i) {
     workers.emplace_back([&] {
-      cpu_work_ms(300);
+      cpu_work_us(300000);
       std::unique_lock lock(start_mu);
       ++started;
       started_cv.notify_all();
