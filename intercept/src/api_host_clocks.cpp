@@ -261,6 +261,23 @@ void after_timed_wait(const void* object, bool timed_out, int64_t deadline) {
   if (timed_out && deadline >= 0) Timelines::advance_to(deadline);
 }
 
+// A condition-variable wait until `deadline` on simulated clock `c`: `wait_until(real)` waits
+// once until an absolute deadline on real_clock_for(c). Times out at the deadline once the
+// others are there (catch_up); signalled meanwhile or given up, it returns 0 (a spurious
+// wake-up).
+template <typename WaitUntil>
+int timed_cond_wait(const pthread_cond_t* cond, clockid_t c, const timespec& deadline,
+                    WaitUntil&& wait_until) {
+  Timelines::before_wait(cond);
+  int rc = wait_until(real_deadline(c, deadline));
+  if (rc == ETIMEDOUT && catch_up(deadline_ps(c, deadline), [&] {
+                           return wait_until(slice_end(real_clock_for(c))) != ETIMEDOUT;
+                         }) != CatchUp::kReached)
+    rc = 0;
+  after_timed_wait(cond, rc == ETIMEDOUT, deadline_ps(c, deadline));
+  return rc;
+}
+
 // Sleeps `span` of real time for a sleep ending at simulated `end_ps`, then until the rest of the
 // process is there. The thread's clock is at the end from the start (it cannot submit work
 // before), so that two threads sleeping to different ends wake in their order. Returns
@@ -484,17 +501,9 @@ int pthread_cond_timedwait(pthread_cond_t* cond, pthread_mutex_t* mutex,
                            const struct timespec* deadline) {
   PHANTORA_REAL(pthread_cond_timedwait);
   if (!active()) return real_pthread_cond_timedwait(cond, mutex, deadline);
-  const clockid_t c = clock_of(cond);
-  const timespec real = real_deadline(c, *deadline);
-  Timelines::before_wait(cond);
-  int rc = real_pthread_cond_timedwait(cond, mutex, &real);
-  if (rc == ETIMEDOUT && catch_up(deadline_ps(c, *deadline), [&] {
-                           const timespec slice = slice_end(real_clock_for(c));
-                           return real_pthread_cond_timedwait(cond, mutex, &slice) != ETIMEDOUT;
-                         }) != CatchUp::kReached)
-    rc = 0;  // signalled meanwhile, or woken early (a spurious wake-up)
-  after_timed_wait(cond, rc == ETIMEDOUT, deadline_ps(c, *deadline));
-  return rc;
+  return timed_cond_wait(cond, clock_of(cond), *deadline, [&](const timespec& real) {
+    return real_pthread_cond_timedwait(cond, mutex, &real);
+  });
 }
 
 int pthread_cond_clockwait(pthread_cond_t* cond, pthread_mutex_t* mutex, clockid_t clock,
@@ -502,17 +511,9 @@ int pthread_cond_clockwait(pthread_cond_t* cond, pthread_mutex_t* mutex, clockid
   PHANTORA_REAL(pthread_cond_clockwait);
   if (kind_of(clock) == ClockKind::kReal || !active())
     return real_pthread_cond_clockwait(cond, mutex, clock, deadline);
-  const timespec real = real_deadline(clock, *deadline);
-  Timelines::before_wait(cond);
-  int rc = real_pthread_cond_clockwait(cond, mutex, clock, &real);
-  if (rc == ETIMEDOUT && catch_up(deadline_ps(clock, *deadline), [&] {
-                           const timespec slice = slice_end(clock);
-                           return real_pthread_cond_clockwait(cond, mutex, clock, &slice) !=
-                                  ETIMEDOUT;
-                         }) != CatchUp::kReached)
-    rc = 0;  // signalled meanwhile, or woken early (a spurious wake-up)
-  after_timed_wait(cond, rc == ETIMEDOUT, deadline_ps(clock, *deadline));
-  return rc;
+  return timed_cond_wait(cond, clock, *deadline, [&](const timespec& real) {
+    return real_pthread_cond_clockwait(cond, mutex, real_clock_for(clock), &real);
+  });
 }
 
 int sem_post(sem_t* sem) noexcept {

@@ -74,21 +74,42 @@ void forget_locked(Registry& r, Timeline* t) {
   delete t;
 }
 
+// Pending clocks: hand-offs signalled and not yet taken up, and threads being created. Each
+// add is matched by one forget of the same clock.
+void add_pending_locked(Registry& r, int64_t clock_ps) {
+  r.pending_clocks.insert(clock_ps);
+  r.pending_count.fetch_add(1, std::memory_order_relaxed);
+}
+
+void forget_pending_locked(Registry& r, int64_t clock_ps) {
+  const auto it = r.pending_clocks.find(clock_ps);
+  if (it == r.pending_clocks.end()) return;
+  r.pending_clocks.erase(it);
+  r.pending_count.fetch_sub(1, std::memory_order_relaxed);
+}
+
 void drop_expired_locked(Registry& r, int64_t now_ns) {
   for (auto it = r.pending.begin(); it != r.pending.end();) {
     auto& q = it->second;
     while (!q.empty() && now_ns - q.front().made_ns > kPendingLapseNs) {
-      r.pending_clocks.erase(r.pending_clocks.find(q.front().clock_ps));
-      r.pending_count.fetch_sub(1, std::memory_order_relaxed);
+      forget_pending_locked(r, q.front().clock_ps);
       q.pop_front();
     }
     it = q.empty() ? r.pending.erase(it) : std::next(it);
   }
 }
 
-// How long a thread that was just started counts at its parent's clock (Timeline::starting) if
-// it neither waits nor makes a CUDA call: one that blocks where the shim cannot see (a server
-// thread in epoll, a socket read) would otherwise hold every timeout of the process back.
+// The least pending clock, once lapsed hand-offs are dropped (wire::kNoBound: none).
+int64_t least_pending_locked(Registry& r, int64_t now_ns) {
+  if (r.pending_count.load(std::memory_order_relaxed) == 0) return wire::kNoBound;
+  drop_expired_locked(r, now_ns);
+  return r.pending_clocks.empty() ? wire::kNoBound : *r.pending_clocks.begin();
+}
+
+// How long a thread that was just started counts at its parent's clock
+// (Timeline::starting_since_ns) if it neither waits nor makes a CUDA call: one that blocks where
+// the shim cannot see (a server thread in epoll, a socket read) would otherwise hold every timeout
+// of the process back.
 constexpr int64_t kStartingWindowNs = 5'000'000'000;
 
 thread_local Timeline* t_self = nullptr;
@@ -189,7 +210,7 @@ void Timelines::set_cpu_mark(int64_t cpu_ns) {
 void Timelines::register_self() {
   Timeline& t = self();
   if (t.bounds.load(std::memory_order_relaxed)) return;
-  t.starting.store(false);
+  t.starting_since_ns.store(0);
   Registry& r = registry();
   std::lock_guard lock(r.mu);
   t.bounds.store(true);
@@ -208,11 +229,7 @@ int64_t Timelines::bound_ps() {
     if (runs || (s == ThreadState::kExited && t->awaited.load()))
       bound = std::min(bound, t->clock_ps.load(std::memory_order_relaxed));
   }
-  if (r.pending_count.load(std::memory_order_relaxed) > 0) {
-    drop_expired_locked(r, real_monotonic_ns());
-    if (!r.pending_clocks.empty()) bound = std::min(bound, *r.pending_clocks.begin());
-  }
-  return bound;
+  return std::min(bound, least_pending_locked(r, real_monotonic_ns()));
 }
 
 int64_t Timelines::least_other_clock_ps() {
@@ -232,18 +249,14 @@ int64_t Timelines::least_other_clock_ps() {
   }
   const int64_t now = real_monotonic_ns();
   for (const auto& [thread, t] : r.by_thread) {
-    if (t != t_self && t->starting.load(std::memory_order_relaxed) &&
-        now - t->starting_since_ns.load(std::memory_order_relaxed) < kStartingWindowNs &&
+    const int64_t since = t->starting_since_ns.load(std::memory_order_relaxed);
+    if (t != t_self && since != 0 && now - since < kStartingWindowNs &&
         t->state.load(std::memory_order_acquire) == ThreadState::kRunning)
       least = std::min(least, t->clock_ps.load(std::memory_order_relaxed));
   }
   // A hand-off signalled and not yet taken up is a thread about to run from its clock (between
   // the autograd thread's signal and the main thread's waking, both wait).
-  if (r.pending_count.load(std::memory_order_relaxed) > 0) {
-    drop_expired_locked(r, now);
-    if (!r.pending_clocks.empty()) least = std::min(least, *r.pending_clocks.begin());
-  }
-  return least;
+  return std::min(least, least_pending_locked(r, now));
 }
 
 int64_t Timelines::latest_ps() {
@@ -268,9 +281,8 @@ void Timelines::signal(const void* object, bool all) {
   auto& q = r.pending[slot_of(object)];
   for (int i = 0; i < n; ++i) {
     q.push_back(PendingHandoff{object, clock, now});
-    r.pending_clocks.insert(clock);
+    add_pending_locked(r, clock);
   }
-  r.pending_count.fetch_add(n, std::memory_order_relaxed);
 }
 
 void Timelines::before_wait(const void* object) {
@@ -294,8 +306,7 @@ int64_t Timelines::after_wait(const void* object) {
                                      [&](const PendingHandoff& h) { return h.object == object; });
       if (mine != q.end()) {
         handoff = mine->clock_ps;
-        r.pending_clocks.erase(r.pending_clocks.find(handoff));
-        r.pending_count.fetch_sub(1, std::memory_order_relaxed);
+        forget_pending_locked(r, handoff);
         q.erase(mine);
         if (q.empty()) r.pending.erase(it);
       }
@@ -313,17 +324,13 @@ int64_t Timelines::last_signal_ps(const void* object) {
 void Timelines::thread_created(int64_t parent_clock_ps) {
   Registry& r = registry();
   std::lock_guard lock(r.mu);
-  r.pending_clocks.insert(parent_clock_ps);
-  r.pending_count.fetch_add(1, std::memory_order_relaxed);
+  add_pending_locked(r, parent_clock_ps);
 }
 
 void Timelines::thread_creation_done(int64_t parent_clock_ps) {
   Registry& r = registry();
   std::lock_guard lock(r.mu);
-  const auto it = r.pending_clocks.find(parent_clock_ps);
-  if (it == r.pending_clocks.end()) return;
-  r.pending_clocks.erase(it);
-  r.pending_count.fetch_sub(1, std::memory_order_relaxed);
+  forget_pending_locked(r, parent_clock_ps);
 }
 
 void Timelines::start_thread(int64_t parent_clock_ps, bool detached, bool counted) {
@@ -333,7 +340,6 @@ void Timelines::start_thread(int64_t parent_clock_ps, bool detached, bool counte
   if (counted) {
     // From here the thread itself stands for its parent's clock.
     t.starting_since_ns.store(real_monotonic_ns());
-    t.starting.store(true);
     thread_creation_done(parent_clock_ps);
   }
   t_cpu_mark_ns = 0;  // a new thread's CPU clock starts at zero
@@ -393,7 +399,7 @@ void Timelines::rewind_to(int64_t ps) {
 
 void Timelines::set_state(ThreadState s) {
   Timeline& t = self();
-  if (s != ThreadState::kRunning) t.starting.store(false, std::memory_order_relaxed);
+  if (s != ThreadState::kRunning) t.starting_since_ns.store(0, std::memory_order_relaxed);
   t.state.store(s, std::memory_order_release);
 }
 

@@ -36,9 +36,8 @@ struct Timeline {
   std::atomic<bool> polling{false};  // in a poll/select/epoll timeout: not behind, not ahead
   // Started by a thread that does CUDA work and not yet waiting for anything: it runs from its
   // parent's clock, and whatever it hands on carries that clock (the autograd engine's device
-  // threads, which the main thread waits for at the first backward). Counted for
-  // kStartingWindowNs of real time after its start (starting_since_ns) at most.
-  std::atomic<bool> starting{false};
+  // threads, which the main thread waits for at the first backward): when it started (real
+  // monotonic ns; 0: not starting). Counted for kStartingWindowNs of real time at most.
   std::atomic<int64_t> starting_since_ns{0};
   unsigned long thread = 0;  // pthread_t
   int call_waits = 0;        // requests this thread waits for (owner only)
