@@ -89,11 +89,9 @@ void ShadowStore::write(uint64_t addr, const void* src, uint64_t bytes) {
 }
 
 void ShadowStore::fill(uint64_t addr, uint8_t value, uint64_t bytes) {
-  if (bytes > kMaxWrite) {
-    std::lock_guard lock(mu_);
-    return discard_locked(addr, bytes);
-  }
-  if (value == 0) {  // the same as writing zeros (write), without the buffer
+  // Too large to keep, or zeros (the same as writing zeros, without the buffer): either way
+  // the range reads as zero afterwards.
+  if (bytes > kMaxWrite || value == 0) {
     std::lock_guard lock(mu_);
     return discard_locked(addr, bytes);
   }
