@@ -55,7 +55,7 @@ class Simulation::TraceObserver : public Observer {
     if (op.desc.kind == OpKind::kKernel || op.desc.kind == OpKind::kGraph) {
       sim_.compute_time_[gpu].add(op.start, op.end);
     }
-    if (op.desc.source != CostSource::kNone) stats.gpu_time_by_source[op.desc.source] += duration;
+    if (op.desc.source) stats.gpu_time_by_source[*op.desc.source] += duration;
     const std::string* quoted = nullptr;
     if (op.desc.kind == OpKind::kKernel) {
       Simulation::KernelTally& k = c.kernel_tally[op.desc.label];
@@ -76,7 +76,7 @@ class Simulation::TraceObserver : public Observer {
                                         TraceWriter::quote(to_string(OpKind::kCollective))};
     sim_.trace_->op_span(op.client, op.stream,
                          quoted != nullptr ? *quoted : kinds[static_cast<int>(op.desc.kind)],
-                         to_string(op.desc.kind), op.start, op.end, to_string(op.desc.source),
+                         to_string(op.desc.kind), op.start, op.end, source_name(op.desc.source),
                          op.submitted, gpu, op.desc.bytes);
   }
 
@@ -512,8 +512,7 @@ void Simulation::apply(ClientId id, Client& c, const wire::RecordHeader& h,
     case wire::RecordType::kHostFunc: {
       const auto r = read_exact<wire::StreamRef>(body, "host-func");
       const StreamId s = stream_for(id, c, r.stream, r.device);
-      engine_.submit(id, s, at,
-                     OpDesc{OpKind::kHostFunc, SimTime::zero(), CostSource::kNone, 0, 0});
+      engine_.submit(id, s, at, OpDesc{OpKind::kHostFunc, SimTime::zero(), std::nullopt, 0, 0});
       return;
     }
     case wire::RecordType::kEventRecord: {
@@ -605,7 +604,7 @@ void Simulation::apply(ClientId id, Client& c, const wire::RecordHeader& h,
       const auto g = read_exact<wire::GraphLaunch>(body, "graph-launch");
       const SimTime cost = graph_cost(c, g.graph);
       const StreamId s = stream_for(id, c, g.stream, g.device);
-      engine_.submit(id, s, at, OpDesc{OpKind::kGraph, cost, CostSource::kNone, 0, 0});
+      engine_.submit(id, s, at, OpDesc{OpKind::kGraph, cost, std::nullopt, 0, 0});
       return;
     }
   }

@@ -16,6 +16,8 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string_view>
 #include <type_traits>
 
 namespace phantora::wire {
@@ -51,7 +53,31 @@ struct FrameHeader {
   uint32_t length = 0;  // payload bytes after this header
 };
 
+// How a client's host clock advances between calls (docs/time.md). The one enumeration for it:
+// `phantora run --cpu-time` parses it, the shim reads it from PHANTORA_CPU_TIME before it
+// connects and from the welcome after, the report names it.
 enum class CpuTimeMode : uint8_t { kMeasured = 0, kModel = 1, kZero = 2 };
+struct CpuTimeModeName {
+  CpuTimeMode mode;
+  std::string_view name;
+};
+inline constexpr CpuTimeModeName kCpuTimeModeNames[] = {
+    {CpuTimeMode::kMeasured, "measured"},
+    {CpuTimeMode::kModel, "model"},
+    {CpuTimeMode::kZero, "zero"},
+};
+inline std::string_view cpu_time_name(CpuTimeMode m) {
+  for (const CpuTimeModeName& n : kCpuTimeModeNames) {
+    if (n.mode == m) return n.name;
+  }
+  return "?";
+}
+inline std::optional<CpuTimeMode> parse_cpu_time(std::string_view name) {
+  for (const CpuTimeModeName& n : kCpuTimeModeNames) {
+    if (n.name == name) return n.mode;
+  }
+  return std::nullopt;
+}
 
 struct Hello {
   char token[kTokenBytes]{};
@@ -205,35 +231,8 @@ enum class WorkKind : uint8_t {
   kSort = 10,              // radix-sort passes and histograms (CUB)
   kScan = 11,              // prefix sums, select / unique-by-key and their tile state (CUB)
 };
-// The memory-op token of the cost model (kernels-db MemoryOpDesc::op); "" for kNone.
-inline const char* work_name(WorkKind k) {
-  switch (k) {
-    case WorkKind::kElementwise:
-      return "elementwise";
-    case WorkKind::kReduce:
-      return "reduce";
-    case WorkKind::kCat:
-      return "cat";
-    case WorkKind::kNorm:
-      return "norm";
-    case WorkKind::kSoftmax:
-      return "softmax";
-    case WorkKind::kForeach:
-      return "foreach";
-    case WorkKind::kRandom:
-      return "random";
-    case WorkKind::kSort:
-      return "sort";
-    case WorkKind::kScan:
-      return "scan";
-    case WorkKind::kAttentionForward:
-    case WorkKind::kAttentionBackward:
-      return "attention";
-    case WorkKind::kNone:
-      break;
-  }
-  return "";
-}
+// The cost model names the memory-bound kinds (kernels-db memory_op_desc); the wire carries
+// the kind only.
 
 struct Launch {
   uint64_t stream = 0;
@@ -334,7 +333,10 @@ struct GraphLaunch {
   uint32_t pad = 0;
 };
 
-// Element types of library calls (cuBLAS, NCCL), independent of any NVIDIA header.
+// Element types of library calls (cuBLAS, NCCL), independent of any NVIDIA header. Kept apart
+// from the cost model's kernels::DType: NCCL reduces integer types (u8, i64, u32, u64) that no
+// kernel-database signature names, and the wire needs numbers fixed by the protocol version.
+// kernels-db converts with one table (kernels::dtype_of).
 enum class DataType : uint8_t {
   kUnknown = 0,
   kF64 = 1,
@@ -429,62 +431,34 @@ struct CollectiveOp {
 // pickled objects) while keeping gradient-sized operations timing-only.
 inline constexpr uint64_t kMaxPayloadBytes = 64 << 10;
 
-// The names kernels-db signatures use (f16, bf16, f8e4m3, ...).
+// Name (the spelling kernels-db signatures use: f16, bf16, f8e4m3, ...) and element size of
+// each DataType.
+struct DataTypeInfo {
+  DataType type;
+  const char* name;
+  uint64_t size;
+};
+inline constexpr DataTypeInfo kDataTypes[] = {
+    {DataType::kF64, "f64", 8},        {DataType::kF32, "f32", 4},
+    {DataType::kTF32, "tf32", 4},      {DataType::kF16, "f16", 2},
+    {DataType::kBF16, "bf16", 2},      {DataType::kFP8E4M3, "f8e4m3", 1},
+    {DataType::kFP8E5M2, "f8e5m2", 1}, {DataType::kI8, "i8", 1},
+    {DataType::kI32, "i32", 4},        {DataType::kU8, "u8", 1},
+    {DataType::kI64, "i64", 8},        {DataType::kU32, "u32", 4},
+    {DataType::kU64, "u64", 8},
+};
+
 inline const char* dtype_name(DataType t) {
-  switch (t) {
-    case DataType::kF64:
-      return "f64";
-    case DataType::kF32:
-      return "f32";
-    case DataType::kTF32:
-      return "tf32";
-    case DataType::kF16:
-      return "f16";
-    case DataType::kBF16:
-      return "bf16";
-    case DataType::kFP8E4M3:
-      return "f8e4m3";
-    case DataType::kFP8E5M2:
-      return "f8e5m2";
-    case DataType::kI8:
-      return "i8";
-    case DataType::kI32:
-      return "i32";
-    case DataType::kU8:
-      return "u8";
-    case DataType::kI64:
-      return "i64";
-    case DataType::kU32:
-      return "u32";
-    case DataType::kU64:
-      return "u64";
-    case DataType::kUnknown:
-      return "unknown";
+  for (const DataTypeInfo& d : kDataTypes) {
+    if (d.type == t) return d.name;
   }
   return "unknown";
 }
 
+// 0 for kUnknown.
 inline uint64_t dtype_size(DataType t) {
-  switch (t) {
-    case DataType::kF64:
-    case DataType::kI64:
-    case DataType::kU64:
-      return 8;
-    case DataType::kF32:
-    case DataType::kTF32:
-    case DataType::kI32:
-    case DataType::kU32:
-      return 4;
-    case DataType::kF16:
-    case DataType::kBF16:
-      return 2;
-    case DataType::kFP8E4M3:
-    case DataType::kFP8E5M2:
-    case DataType::kI8:
-    case DataType::kU8:
-      return 1;
-    case DataType::kUnknown:
-      return 0;
+  for (const DataTypeInfo& d : kDataTypes) {
+    if (d.type == t) return d.size;
   }
   return 0;
 }
