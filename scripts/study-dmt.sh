@@ -6,8 +6,9 @@
 # runs/study-dmt/links.md (bytes on the network and on NVLink per step, from links.csv).
 # Each simulated host's 8 ranks are started by bench/scale/rank_loop.sh (a shell loop, as
 # torchrun would start them, without a Python agent per host) from the warmed process
-# (docs/scale.md). About 2 hours on a 2-core machine, most of it the 16-host points (16 min
-# each); HOSTS=1,2,4 and C1_HOSTS=1,2,4 make it about 15 minutes.
+# (docs/scale.md). About 2 hours on a 2-core machine, most of it the 16-host points (12-22 min
+# each) and the uncompressed 8-host ones (14 min); HOSTS=1,2,4 and C1_HOSTS=1,2,4 make it about
+# 15 minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-torch.sh
