@@ -22,18 +22,21 @@ HOSTS=${HOSTS:-1,2,4,8,16}
 C1_HOSTS=${C1_HOSTS:-1,2,4,8}
 LAUNCH=(bench/scale/rank_loop.sh {gpus_per_host} {port} "$VENV/bin/python" examples/dlrm.py)
 rc=0
-build/tools/phantora sweep --hosts "$HOSTS" --gpus-per-host 8 --gpu h100 \
-  --nic-gbytes-per-s 48.5,12.1 --var sharding=table-wise,dmt --cpu-time model --timeout 3000 \
-  --items-per-step '{gpus}*2048' --items-name samples --out "$OUT" -- \
-  "${LAUNCH[@]}" --sharding {sharding} --steps $STEPS || rc=$?
-python3 scripts/study_dmt_links.py "$OUT" $STEPS > "$OUT/links.md"
-cat "$OUT/links.md"
+# One sweep of the job in JOB over a host list (more sweep options after it), then its network
+# and NVLink bytes per step (links.md).
+study() {
+  local out=$1 hosts=$2
+  shift 2
+  build/tools/phantora sweep --hosts "$hosts" "$@" --gpus-per-host 8 --gpu h100 \
+    --nic-gbytes-per-s 48.5,12.1 --cpu-time model --timeout 3000 \
+    --items-per-step '{gpus}*2048' --items-name samples --out "$out" -- "${JOB[@]}" || rc=$?
+  python3 scripts/study_dmt_links.py "$out" $STEPS > "$out/links.md"
+  cat "$out/links.md"
+}
+JOB=("${LAUNCH[@]}" --sharding {sharding} --steps $STEPS)
+study "$OUT" "$HOSTS" --var sharding=table-wise,dmt
 # DMT without compression (c = 1): separates the towers' effect on communication from the
 # tower module's smaller interaction layer.
-build/tools/phantora sweep --hosts "$C1_HOSTS" --gpus-per-host 8 --gpu h100 \
-  --nic-gbytes-per-s 48.5,12.1 --cpu-time model --timeout 3000 --port-base 29700 \
-  --items-per-step '{gpus}*2048' --items-name samples --out "$OUT/dmt-c1" -- \
-  "${LAUNCH[@]}" --sharding dmt --compression 1 --steps $STEPS || rc=$?
-python3 scripts/study_dmt_links.py "$OUT/dmt-c1" $STEPS > "$OUT/dmt-c1/links.md"
-cat "$OUT/dmt-c1/links.md"
+JOB=("${LAUNCH[@]}" --sharding dmt --compression 1 --steps $STEPS)
+study "$OUT/dmt-c1" "$C1_HOSTS" --port-base 29700
 exit $rc
