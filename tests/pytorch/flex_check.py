@@ -14,8 +14,10 @@ cost s0 (FA2's, models.toml [attention]), so against the full-mask flex kernel
 
   window - 4 us = (full - 4 us) x (560 + s0) / (2048 + s0)
 
-forward (s0 = fa2_forward_s0) and backward (fa2_backward_s0). A default-priced flex kernel, or a
-wrong shape or mask, fails it.
+forward (s0 = fa2_forward_s0) and backward (fa2_backward_s0). The causal mask ANDed with a
+document mask read from the GPU is priced by its causal part (an upper bound), and the causal mask
+made by a fullgraph-compiled create_block_mask as causal: both exactly as the first causal pair.
+A default-priced flex kernel, or a wrong shape or mask, fails it.
 
 Usage: flex_check.py RUN_DIR
 """
@@ -56,11 +58,11 @@ def main():
             failures.append(what)
 
     # SDPA calls in program order: causal, full; each forward then its backward. Flex: causal,
-    # full, sliding window.
+    # full, sliding window, causal AND document, causal from the compiled create_block_mask.
     expect(len(flash_fwd) == 2 and len(flash_bwd) == 2,
            f"SDPA flash kernels: {len(flash_fwd)} forward, {len(flash_bwd)} backward, want 2 + 2")
-    expect(len(flex_fwd) == 3 and len(flex_bwd) == 3,
-           f"flex kernels: {len(flex_fwd)} forward, {len(flex_bwd)} backward, want 3 + 3")
+    expect(len(flex_fwd) == 5 and len(flex_bwd) == 5,
+           f"flex kernels: {len(flex_fwd)} forward, {len(flex_bwd)} backward, want 5 + 5")
     for e in flex_fwd + flex_bwd:
         expect(e["args"].get("source") == "modelled",
                f"{e['name']} priced by {e['args'].get('source')}, want the attention model")
@@ -88,6 +90,9 @@ def main():
           window(flex_fwd[1], attention["fa2_forward_s0"]))
     check("sliding-window backward", flex_bwd[2]["dur"],
           window(flex_bwd[1], attention["fa2_backward_s0"]))
+    for i, what in ((3, "causal AND document"), (4, "causal, fullgraph-compiled mask")):
+        check(f"{what} forward", flex_fwd[i]["dur"], flex_fwd[0]["dur"])
+        check(f"{what} backward", flex_bwd[i]["dur"], flex_bwd[0]["dur"])
     # And the mask matters: causal under full, the window under causal.
     expect(flex_fwd[0]["dur"] < flex_fwd[1]["dur"] and flex_fwd[2]["dur"] < flex_fwd[0]["dur"],
            "forward times do not fall from full to causal to the sliding window")

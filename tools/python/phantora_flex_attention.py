@@ -21,7 +21,6 @@ hook does nothing.
 """
 import ctypes
 import functools
-import inspect
 import sys
 
 # Mask evaluations beyond this many (query, key) pairs sample rows of each query block.
@@ -32,6 +31,8 @@ _EVALUATION_BUDGET = 1 << 26
 # latest of that shape.
 _masks_by_address = {}
 _masks_by_shape = {}
+# BlockMasks made but not yet evaluated (made inside a compiled region).
+_pending_masks = []
 _warned = set()
 
 
@@ -83,7 +84,11 @@ def classify_mask(mask_mod, q_len, kv_len, q_block=128, kv_block=128, budget=_EV
     for qb in range(nq):
         rows = offsets + qb * q_block
         rows = rows[rows < q_len].view(-1, 1)
-        kept = torch.as_tensor(mask_mod(zero, zero, rows, kv)).expand(rows.shape[0], kv_len)
+        kept = torch.as_tensor(mask_mod(zero, zero, rows, kv))
+        if kept.device.type != "cpu":
+            # Its values come from GPU memory, which kernels never write in a simulation.
+            raise ValueError("the mask reads tensors on the GPU")
+        kept = kept.expand(rows.shape[0], kv_len)
         kept_all = kept_all and bool(kept.all())
         follows_causal = follows_causal and torch.equal(kept, rows >= kv)
         pad = nk * kv_block - kv_len
@@ -98,42 +103,99 @@ def classify_mask(mask_mod, q_len, kv_len, q_block=128, kv_block=128, budget=_EV
     return "other", fraction
 
 
-def _note_mask(block_mask, mask_mod, q_len, kv_len, block_size):
-    q_block, kv_block = block_size if isinstance(block_size, tuple) else (block_size, block_size)
+def _mask_name(mask_mod):
+    return getattr(mask_mod, "__name__", "?")
+
+
+def _and_parts(mask_mod):
+    """The masks combined by torch's and_masks (its closure's `mask_mods`), else None."""
+    names = getattr(getattr(mask_mod, "__code__", None), "co_freevars", ())
+    if "mask_mods" not in names or not mask_mod.__closure__:
+        return None
+    return tuple(mask_mod.__closure__[names.index("mask_mods")].cell_contents)
+
+
+def _host_evaluable(mask_mod):
+    """Whether `mask_mod` gives its answer on the CPU from the indices alone (a mask that reads
+    GPU tensors, such as a document mask built from the batch, does not)."""
+    import torch
+
     try:
-        found = classify_mask(mask_mod, int(q_len), int(kv_len), int(q_block), int(kv_block))
+        zero = torch.zeros((), dtype=torch.int64)
+        kept = torch.as_tensor(mask_mod(zero, zero, torch.arange(2).view(-1, 1),
+                                        torch.arange(2).view(1, -1)))
+        return kept.device.type == "cpu"
+    except Exception:
+        return False
+
+
+def _classify_block_mask(block_mask):
+    """(kind, fraction) of a BlockMask's mask_mod, as classify_mask gives it. An and_masks
+    composition with parts that read GPU memory (data-dependent: a packed-document mask) is
+    classified by its other parts, an upper bound: the parts left out can only remove blocks."""
+    q_len, kv_len = (int(n) for n in block_mask.seq_lengths)
+    size = block_mask.BLOCK_SIZE
+    q_block, kv_block = (int(n) for n in (size if isinstance(size, tuple) else (size, size)))
+    mask_mod = block_mask.mask_mod
+    parts = _and_parts(mask_mod)
+    if parts is not None:
+        on_host = [m for m in parts if _host_evaluable(m)]
+        if len(on_host) < len(parts) and on_host:
+            left_out = ", ".join(repr(_mask_name(m)) for m in parts if m not in on_host)
+            _warn_once(("parts", _mask_name(mask_mod), left_out),
+                       f"FlexAttention mask {_mask_name(mask_mod)!r}: its part(s) {left_out} cannot "
+                       "be evaluated on the host (they read GPU memory, which a simulation does "
+                       "not compute, e.g. document boundaries); priced by its other "
+                       "part(s) " + ", ".join(repr(_mask_name(m)) for m in on_host) +
+                       ", an upper bound (the parts left out only remove blocks)")
+
+            def mask_mod(b, h, q, kv, on_host=on_host):
+                kept = on_host[0](b, h, q, kv)
+                for m in on_host[1:]:
+                    kept = kept & m(b, h, q, kv)
+                return kept
+    try:
+        return classify_mask(mask_mod, q_len, kv_len, q_block, kv_block)
     except Exception as e:  # a mask_mod that reads GPU tensors, or needs batch/head broadcast
-        found = ("unknown", 1.0)
-        _warn_once(("mask", getattr(mask_mod, "__name__", "?")),
-                   f"FlexAttention mask {getattr(mask_mod, '__name__', '?')!r} could not be "
-                   f"evaluated on the host ({type(e).__name__}: {e}); its kernels are priced as "
-                   "attending to every key")
-    _masks_by_shape[(int(q_len), int(kv_len))] = found
+        _warn_once(("mask", _mask_name(mask_mod)),
+                   f"FlexAttention mask {_mask_name(mask_mod)!r} could not be evaluated on the "
+                   f"host ({type(e).__name__}: {e}); its kernels are priced as attending to "
+                   "every key")
+        return "unknown", 1.0
+
+
+def _note_mask(block_mask):
+    found = _classify_block_mask(block_mask)
+    q_len, kv_len = (int(n) for n in block_mask.seq_lengths)
+    _masks_by_shape[(q_len, kv_len)] = found
     blocks = getattr(block_mask, "kv_num_blocks", None)
     if blocks is not None and hasattr(blocks, "data_ptr"):
         _masks_by_address[blocks.data_ptr()] = found
 
 
+def _note_pending_masks():
+    while _pending_masks:
+        _note_mask(_pending_masks.pop(0))
+
+
 def patch_create_block_mask(module):
-    """Wraps torch.nn.attention.flex_attention.create_block_mask so that each mask's pattern is
-    noted once the original has built it. The noting runs outside torch.compile's tracing (a
-    graph break where a job compiles create_block_mask, as TorchTitan does), so it runs on every
-    call."""
+    """Wraps torch.nn.attention.flex_attention.create_block_mask so that each mask it builds is
+    noted. Where a job compiles create_block_mask (TorchTitan does, context parallelism with
+    fullgraph=True) the wrapper is traced by dynamo, which must not break the graph: there the
+    BlockMask is only appended to a list (a side effect dynamo replays after the graph) and its
+    mask is evaluated at the next FlexAttention launch, outside any tracing."""
     import torch
 
     original = module.create_block_mask
     if getattr(original, "_phantora_wrapped", False):
         return
-    params = inspect.signature(original)
-    note = torch._dynamo.disable(_note_mask)
 
     @functools.wraps(original)
     def create_block_mask(*args, **kwargs):
-        bound = params.bind(*args, **kwargs)
-        bound.apply_defaults()
-        a = bound.arguments
         block_mask = original(*args, **kwargs)
-        note(block_mask, a["mask_mod"], a["Q_LEN"], a["KV_LEN"], a["BLOCK_SIZE"])
+        _pending_masks.append(block_mask)
+        if not torch.compiler.is_compiling():
+            _note_pending_masks()
         return block_mask
 
     create_block_mask._phantora_wrapped = True
@@ -160,13 +222,15 @@ def _describe_launch(autotuner, args):
     q, k, v, kv_blocks, backward = found
     import torch
 
+    _note_pending_masks()
     batch, heads_q, seq_q, head_dim = (int(x) for x in q.shape)
     heads_kv, seq_k = int(k.shape[1]), int(k.shape[2])
     mask = None
     if kv_blocks is not None and hasattr(kv_blocks, "data_ptr"):
         mask = _masks_by_address.get(kv_blocks.data_ptr())
-    kind, fraction = mask or _masks_by_shape.get((seq_q, seq_k), ("unknown", 1.0))
-    if kind == "unknown":
+    mask = mask or _masks_by_shape.get((seq_q, seq_k))
+    kind, fraction = mask or ("unknown", 1.0)
+    if mask is None:
         _warn_once(("shape", seq_q, seq_k),
                    f"no block mask of {seq_q} x {seq_k} was made by create_block_mask; "
                    "FlexAttention kernels of that shape are priced as attending to every key "
