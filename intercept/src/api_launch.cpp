@@ -10,6 +10,7 @@
 
 #include "capture.hpp"
 #include "context.hpp"
+#include "described_launches.hpp"
 #include "payload_inbox.hpp"
 #include "pt_variants.hpp"
 #include "registry.hpp"
@@ -79,6 +80,7 @@ cudaError_t launch(const void* func, dim3 grid, dim3 block, size_t shared_mem, c
     work = launch_work(torch, decoded, args, g);
     plan = plan_small_kernel(torch, decoded);
   }
+  if (!work) work = take_described_work(k->name);
   if (s->capture != nullptr) {
     // A captured kernel runs at replay, not now: what it writes is unknown from here on.
     if (plan) {
@@ -108,7 +110,7 @@ cudaError_t launch(const void* func, dim3 grid, dim3 block, size_t shared_mem, c
       l.work = a->backward ? wire::WorkKind::kAttentionBackward : wire::WorkKind::kAttentionForward;
       l.dims[0] = a->batch, l.dims[1] = a->heads, l.dims[2] = a->seq_q, l.dims[3] = a->seq_k;
       l.dims[4] = a->head_dim;
-      l.dims[5] = (a->causal ? 1u : 0u) | (a->bf16 ? 2u : 0u);
+      l.dims[5] = (a->causal ? 1u : 0u) | (a->bf16 ? 2u : 0u) | (a->flex ? 4u : 0u);
     }
   }
   if (plan && awaits_payload(*plan)) {

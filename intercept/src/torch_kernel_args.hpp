@@ -75,8 +75,9 @@ struct LaunchWork {
   uint64_t bytes_read = 0;
   uint64_t bytes_written = 0;
   struct Attention {
-    uint32_t batch = 0, heads = 0, seq_q = 0, seq_k = 0, head_dim = 0;
+    uint32_t batch = 0, heads = 0, heads_kv = 0, seq_q = 0, seq_k = 0, head_dim = 0;
     bool causal = false, backward = false, bf16 = true;
+    bool flex = false;  // FlexAttention's Triton kernels (described_launches.hpp), else FA2
   };
   std::optional<Attention> attention;
 };

@@ -120,7 +120,8 @@ double attention_flops(const AttentionDesc& d, const ModelParams& params) {
 namespace {
 
 // The long-sequence efficiency and the per-tile cost s0 of the kernel that runs this call. FA3
-// falls back to FA2 on a part without it (fa3_forward == 0).
+// falls back to FA2 on a part without it (fa3_forward == 0). FlexAttention is FA2's curve at its
+// published rate relative to FA2 (the same algorithm in Triton, its tiles loop the same way).
 struct AttentionCurve {
   double plateau = 0;
   double s0 = 0;
@@ -129,8 +130,12 @@ AttentionCurve attention_curve(const AttentionDesc& d, const ModelParams::PerGpu
                                const ModelParams& params) {
   const bool fa3 = d.impl == AttentionImpl::kFlash3 && eff.fa3_forward > 0;
   const ModelParams::AttentionS0& s0 = fa3 ? params.attention_fa3_s0 : params.attention_fa2_s0;
-  if (d.backward) return {fa3 ? eff.fa3_backward : eff.fa2_backward, s0.backward};
-  return {fa3 ? eff.fa3_forward : eff.fa2_forward, s0.forward};
+  const bool flex = d.impl == AttentionImpl::kFlex;
+  if (d.backward) {
+    return {fa3 ? eff.fa3_backward : eff.fa2_backward * (flex ? eff.flex_backward : 1.0),
+            s0.backward};
+  }
+  return {fa3 ? eff.fa3_forward : eff.fa2_forward * (flex ? eff.flex_forward : 1.0), s0.forward};
 }
 
 // Loop steps one CTA runs for its tile [r0, r1) of the parallel dimension. Causal masks are

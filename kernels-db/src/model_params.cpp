@@ -83,6 +83,8 @@ ModelParams ModelParams::from_string(std::string_view toml_text, std::string_vie
     if ((g.fa3_forward == 0) != (g.fa3_backward == 0)) {
       t.fail("fa3_backward", "fa3_forward and fa3_backward must both be 0 or both positive");
     }
+    g.flex_forward = positive(t, "flex_forward");
+    g.flex_backward = positive(t, "flex_backward");
     g.memory_efficiency = fraction(t, "memory_efficiency");
     g.gemm_clock_mhz = non_negative(t, "gemm_clock_mhz");
     g.attention_clock_mhz = non_negative(t, "attention_clock_mhz");

@@ -211,8 +211,28 @@ DType dtype_of(wire::DataType t) {
   return DType::kF32;
 }
 
+namespace {
+struct AttentionImplName {
+  AttentionImpl impl;
+  std::string_view name;
+};
+constexpr AttentionImplName kAttentionImpls[] = {{AttentionImpl::kFlash2, "fa2"},
+                                                 {AttentionImpl::kFlash3, "fa3"},
+                                                 {AttentionImpl::kFlex, "flex"}};
+}  // namespace
+
 std::string_view to_string(AttentionImpl impl) {
-  return impl == AttentionImpl::kFlash3 ? "fa3" : "fa2";
+  for (const AttentionImplName& n : kAttentionImpls) {
+    if (n.impl == impl) return n.name;
+  }
+  return "fa2";
+}
+
+std::optional<AttentionImpl> parse_attention_impl(std::string_view name) {
+  for (const AttentionImplName& n : kAttentionImpls) {
+    if (n.name == name) return n.impl;
+  }
+  return std::nullopt;
 }
 
 std::string signature(const GemmDesc& d) {
@@ -314,7 +334,9 @@ std::optional<AttentionDesc> parse_attention_signature(std::string_view sig) {
   d.head_dim = r.number("d");
   d.causal = r.flag("causal");
   d.dtype = r.dtype("dtype");
-  d.impl = r.raw("impl") == "fa3" ? AttentionImpl::kFlash3 : AttentionImpl::kFlash2;
+  const std::optional<AttentionImpl> impl = parse_attention_impl(r.raw("impl"));
+  if (!impl) return std::nullopt;
+  d.impl = *impl;
   if (!r.ok() || !r.done()) return std::nullopt;
   return canonical<AttentionDesc>(d, sig);
 }

@@ -35,7 +35,8 @@ Cost KernelsCostProvider::price_kernel(const KernelLaunch& launch) {
     a.causal = (launch.dims[5] & 1) != 0;
     a.dtype = (launch.dims[5] & 2) != 0 ? kernels::DType::kBF16 : kernels::DType::kF16;
     a.backward = launch.work == wire::WorkKind::kAttentionBackward;
-    a.impl = kernels::AttentionImpl::kFlash2;
+    a.impl =
+        (launch.dims[5] & 4) != 0 ? kernels::AttentionImpl::kFlex : kernels::AttentionImpl::kFlash2;
     attention = a;
     for (uint32_t v : launch.dims) key += '|' + std::to_string(v);
   } else {

@@ -430,6 +430,26 @@ TEST(AttentionModel, Fa3IsFasterOnHopperAndFallsBackToFa2Elsewhere) {
             attention_estimate(fa2, gpu("a100"), params()).duration);
 }
 
+TEST(AttentionModel, FlexRunsAtItsPublishedRateOverFa2) {
+  // FlexAttention is FA2's curve at FA2's rate × flex_forward / flex_backward ([flex-gtc] on
+  // Hopper: 1.25 and 1.03; [flex-blog] on A100: 0.90 and 0.85): the compute part of the time
+  // divides by that factor, the fixed 4 µs does not.
+  struct Case {
+    std::string_view gpu;
+    bool backward;
+    double factor;
+  };
+  for (const Case& c : {Case{"h100", false, 1.25}, Case{"h100", true, 1.03},
+                        Case{"a100", false, 0.90}, Case{"a100", true, 0.85}}) {
+    AttentionDesc fa2 = gpt_attention(), flex = gpt_attention();
+    fa2.backward = flex.backward = c.backward;
+    flex.impl = AttentionImpl::kFlex;
+    const double fa2_us = attention_estimate(fa2, gpu(c.gpu), params()).duration.as_us();
+    const double flex_us = attention_estimate(flex, gpu(c.gpu), params()).duration.as_us();
+    EXPECT_NEAR(flex_us - 4.0, (fa2_us - 4.0) / c.factor, 1e-3) << c.gpu << c.backward;
+  }
+}
+
 TEST(AttentionModel, TinyCallIsNotFreeAndLongerSequencesCostMore) {
   AttentionDesc a = gpt_attention();
   a.batch = 1;
@@ -477,6 +497,8 @@ fa2_forward = 0.35
 fa2_backward = 0.28
 fa3_forward = 0.0
 fa3_backward = 0.0
+flex_forward = 1.25
+flex_backward = 1.03
 memory_efficiency = 0.85
 gemm_clock_mhz = 0.0
 attention_clock_mhz = 0.0

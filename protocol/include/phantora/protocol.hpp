@@ -225,7 +225,7 @@ enum class WorkKind : uint8_t {
   kNorm = 4,
   kSoftmax = 5,
   kAttentionForward = 6,   // Launch::dims = batch, heads, seq_q, seq_k, head_dim, flags
-  kAttentionBackward = 7,  // flags: bit 0 causal, bit 1 bf16 (else fp16)
+  kAttentionBackward = 7,  // flags: bit 0 causal, bit 1 bf16 (else fp16), bit 2 FlexAttention
   kForeach = 8,            // multi_tensor_apply: _foreach_* ops, fused optimizers
   kRandom = 9,             // random-number generation (normal_, uniform_, randint, dropout masks)
   kSort = 10,              // radix-sort passes and histograms (CUB)

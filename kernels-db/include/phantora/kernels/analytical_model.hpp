@@ -21,6 +21,8 @@ struct ModelParams {
     // itself comes from AttentionS0).
     double fa2_forward = 0, fa2_backward = 0;
     double fa3_forward = 0, fa3_backward = 0;  // 0: not available on this part
+    // FlexAttention's Triton kernels: their rate over FA2's at the same shape (FA2's curve).
+    double flex_forward = 0, flex_backward = 0;
     double memory_efficiency = 0;
     // The SM clock (MHz) the GEMM and attention efficiencies were measured at; 0: the preset's
     // own sustained clock. See clock_scale().

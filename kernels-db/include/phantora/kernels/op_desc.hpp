@@ -40,8 +40,11 @@ struct GemmDesc {
   std::string epilogue = "none";  // cuBLASLt epilogue, lower case: none, bias, relu, gelu, ...
 };
 
-enum class AttentionImpl : uint8_t { kFlash2, kFlash3 };  // which kernel family runs it
-std::string_view to_string(AttentionImpl impl);           // fa2, fa3
+// Which kernel family runs it: FlashAttention 2 (PyTorch SDPA's flash backend), 3, or
+// FlexAttention's Triton kernels (inductor's flex_attention templates).
+enum class AttentionImpl : uint8_t { kFlash2, kFlash3, kFlex };
+std::string_view to_string(AttentionImpl impl);  // fa2, fa3, flex
+std::optional<AttentionImpl> parse_attention_impl(std::string_view name);
 
 // One fused (flash / SDPA) attention call, forward or backward.
 struct AttentionDesc {

@@ -1,0 +1,19 @@
+// Launches described from the host program's side, for kernels whose launch says nothing the
+// shim can read: inductor's Triton kernels carry their shapes as constants in compiled code. A
+// start-up hook of `phantora run` (tools/python/phantora_flex_attention.py) calls
+// phantora_describe_next_attention() with the tensors' shapes just before such a launch; the
+// description applies to the calling thread's next launch of that kernel and only to it.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+#include "torch_kernel_args.hpp"
+
+namespace phantora::shim {
+
+// The work of this thread's pending description if it names `kernel`, which uses it up; a
+// launch of another kernel leaves it pending (the hook describes each launch again).
+std::optional<LaunchWork> take_described_work(std::string_view kernel);
+
+}  // namespace phantora::shim
