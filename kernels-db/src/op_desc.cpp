@@ -211,28 +211,15 @@ DType dtype_of(wire::DataType t) {
   return DType::kF32;
 }
 
-namespace {
-struct AttentionImplName {
-  AttentionImpl impl;
-  std::string_view name;
-};
-constexpr AttentionImplName kAttentionImpls[] = {{AttentionImpl::kFlash2, "fa2"},
-                                                 {AttentionImpl::kFlash3, "fa3"},
-                                                 {AttentionImpl::kFlex, "flex"}};
-}  // namespace
-
 std::string_view to_string(AttentionImpl impl) {
-  for (const AttentionImplName& n : kAttentionImpls) {
+  for (const wire::AttentionImplName& n : wire::kAttentionImplNames) {
     if (n.impl == impl) return n.name;
   }
   return "fa2";
 }
 
 std::optional<AttentionImpl> parse_attention_impl(std::string_view name) {
-  for (const AttentionImplName& n : kAttentionImpls) {
-    if (n.name == name) return n.impl;
-  }
-  return std::nullopt;
+  return wire::parse_attention_impl(name);
 }
 
 std::string signature(const GemmDesc& d) {
@@ -255,6 +242,22 @@ std::optional<MemoryOpDesc> memory_op_desc(wire::WorkKind kind, uint64_t bytes_r
     if (w.kind == kind) return MemoryOpDesc{std::string(w.op), bytes_read, bytes_written};
   }
   return std::nullopt;
+}
+
+std::optional<AttentionDesc> attention_desc(const wire::KernelWork& work) {
+  if (work.kind != wire::WorkKind::kAttentionForward &&
+      work.kind != wire::WorkKind::kAttentionBackward) {
+    return std::nullopt;
+  }
+  const wire::AttentionShape& a = work.attention;
+  AttentionDesc d;
+  d.batch = a.batch, d.heads_q = a.heads_q, d.heads_kv = a.heads_kv;
+  d.seq_q = a.seq_q, d.seq_k = a.seq_k, d.head_dim = a.head_dim;
+  d.causal = a.causal != 0;
+  d.backward = work.kind == wire::WorkKind::kAttentionBackward;
+  d.dtype = dtype_of(a.dtype);
+  d.impl = a.impl;
+  return d;
 }
 
 MemoryOpDesc memset_desc(uint64_t bytes) {

@@ -22,28 +22,13 @@ Cost KernelsCostProvider::price_kernel(const KernelLaunch& launch) {
   for (uint32_t v : launch.grid) key += std::to_string(v) + ',';
   for (uint32_t v : launch.block) key += std::to_string(v) + ',';
   key += std::to_string(launch.shared_mem);
-  std::optional<kernels::MemoryOpDesc> work;
-  std::optional<kernels::AttentionDesc> attention;
-  if (launch.work == wire::WorkKind::kAttentionForward ||
-      launch.work == wire::WorkKind::kAttentionBackward) {
-    kernels::AttentionDesc a;
-    a.batch = launch.dims[0];
-    a.heads_q = a.heads_kv = launch.dims[1];
-    a.seq_q = launch.dims[2];
-    a.seq_k = launch.dims[3];
-    a.head_dim = launch.dims[4];
-    a.causal = (launch.dims[5] & 1) != 0;
-    a.dtype = (launch.dims[5] & 2) != 0 ? kernels::DType::kBF16 : kernels::DType::kF16;
-    a.backward = launch.work == wire::WorkKind::kAttentionBackward;
-    a.impl =
-        (launch.dims[5] & 4) != 0 ? kernels::AttentionImpl::kFlex : kernels::AttentionImpl::kFlash2;
-    attention = a;
-    for (uint32_t v : launch.dims) key += '|' + std::to_string(v);
-  } else {
-    work = kernels::memory_op_desc(launch.work, launch.bytes_read, launch.bytes_written);
-    if (work) {
-      key += '|' + std::to_string(launch.bytes_read) + ',' + std::to_string(launch.bytes_written);
-    }
+  const std::optional<kernels::AttentionDesc> attention = kernels::attention_desc(launch.work);
+  const std::optional<kernels::MemoryOpDesc> work =
+      kernels::memory_op_desc(launch.work.kind, launch.work.bytes_read, launch.work.bytes_written);
+  if (attention) {
+    key += '|' + kernels::signature(*attention);
+  } else if (work) {
+    key += '|' + std::to_string(work->bytes_read) + ',' + std::to_string(work->bytes_written);
   }
   auto it = kernel_cache_.find(key);
   if (it != kernel_cache_.end()) return it->second;
@@ -92,6 +77,7 @@ Cost KernelsCostProvider::gemm(const wire::Gemm& g) {
   d.compute = kernels::dtype_of(g.compute_type);
   d.trans_a = g.trans_a != 0;
   d.trans_b = g.trans_b != 0;
+  d.accumulate = g.accumulate != 0;
   d.epilogue = epilogue_name(g.epilogue);
   const kernels::KernelCost c = model_.cost_of_gemm(d, gpu_);
   return tally(Cost{c.duration, c.source, c.signature}, "gemm");

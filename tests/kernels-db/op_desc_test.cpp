@@ -133,6 +133,27 @@ TEST(Signature, MemoryOpDescNamesTheDecodedKind) {
   EXPECT_FALSE(memory_op_desc(wire::WorkKind::kAttentionForward, 1, 2).has_value());
 }
 
+// An attention launch's shape arrives typed and becomes the model's description field by field;
+// its signature names the implementation by the protocol's names.
+TEST(Signature, AttentionDescFromTheWire) {
+  wire::KernelWork w;
+  w.kind = wire::WorkKind::kAttentionBackward;
+  w.attention.batch = 2, w.attention.heads_q = 16, w.attention.heads_kv = 4;
+  w.attention.seq_q = 2048, w.attention.seq_k = 560, w.attention.head_dim = 128;
+  w.attention.dtype = wire::DataType::kF16;
+  w.attention.impl = wire::AttentionImpl::kFlex;
+  w.attention.causal = 1;
+  const std::optional<AttentionDesc> d = attention_desc(w);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(signature(*d),
+            "attn:pass=bwd,b=2,hq=16,hkv=4,sq=2048,sk=560,d=128,causal=1,dtype=f16,impl=flex");
+  w.kind = wire::WorkKind::kNorm;
+  EXPECT_FALSE(attention_desc(w).has_value());
+  for (const wire::AttentionImplName& n : wire::kAttentionImplNames) {
+    EXPECT_EQ(parse_attention_impl(to_string(n.impl)), n.impl);
+  }
+}
+
 // The CPU-time mode's names: what `phantora run --cpu-time` takes and the report shows.
 TEST(Protocol, CpuTimeModeNamesRoundTrip) {
   for (const wire::CpuTimeModeName& n : wire::kCpuTimeModeNames) {

@@ -42,7 +42,8 @@ struct GemmDesc {
 
 // Which kernel family runs it: FlashAttention 2 (PyTorch SDPA's flash backend), 3, or
 // FlexAttention's Triton kernels (inductor's flex_attention templates).
-enum class AttentionImpl : uint8_t { kFlash2, kFlash3, kFlex };
+// The protocol's vocabulary: the shim names the implementation on the wire.
+using AttentionImpl = wire::AttentionImpl;
 std::string_view to_string(AttentionImpl impl);  // fa2, fa3, flex
 std::optional<AttentionImpl> parse_attention_impl(std::string_view name);
 
@@ -86,6 +87,10 @@ struct KernelDesc {
 // kinds, which are priced by shape (AttentionDesc).
 std::optional<MemoryOpDesc> memory_op_desc(wire::WorkKind kind, uint64_t bytes_read,
                                            uint64_t bytes_written);
+
+// The attention call the shim decoded from a launch (wire::KernelWork's attention kinds);
+// nullopt for every other kind.
+std::optional<AttentionDesc> attention_desc(const wire::KernelWork& work);
 
 // cudaMemset*: the memory operation `memset`, writing `bytes` and reading nothing.
 MemoryOpDesc memset_desc(uint64_t bytes);
