@@ -52,6 +52,7 @@ struct GemmShape {
   int64_t m, n, k;
   int64_t lda, ldb, ldc;
   int64_t batch = 1;
+  const void* beta = nullptr;  // where the caller passes it (C is read when it is non-zero)
 };
 
 // cuBLAS's argument checks (cublas<t>gemm: "Error Values"): negative sizes, bad transposes and
@@ -72,8 +73,11 @@ cublasStatus_t gemm(cublasHandle_t h, BlasApi api, const GemmShape& s, wire::Dat
                     wire::DataType b, wire::DataType c, wire::DataType compute) {
   ApiCall call;
   if (cublasStatus_t st = check_gemm(h, s)) return st;
+  // A device-side beta (CUBLAS_POINTER_MODE_DEVICE) is not read here: taken as zero.
+  const bool accumulate =
+      h->pointer_mode == CUBLAS_POINTER_MODE_HOST && nonzero_scalar(s.beta, compute);
   submit_gemm(handle_stream(h), api, s.m, s.n, s.k, s.batch, a, b, c, compute, s.ta != CUBLAS_OP_N,
-              s.tb != CUBLAS_OP_N, 0);
+              s.tb != CUBLAS_OP_N, 0, accumulate);
   return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -91,7 +95,7 @@ cublasStatus_t gemv(cublasHandle_t h, cublasOperation_t trans, int m, int n, int
     return CUBLAS_STATUS_INVALID_VALUE;
   const bool t_op = trans != CUBLAS_OP_N;
   submit_gemm(handle_stream(h), BlasApi::kGemv, t_op ? n : m, 1, t_op ? m : n, 1, t, t, t,
-              legacy_compute(t, h->math_mode), t_op, false, 0);
+              legacy_compute(t, h->math_mode), t_op, false, 0, false);
   return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -104,7 +108,7 @@ cublasStatus_t dot(cublasHandle_t h, int n, int incx, int incy, void* result, si
   if (result == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
   (void)incx, (void)incy;  // any increment is legal, zero included
   CUstream_st* s = handle_stream(h);
-  if (n > 0) submit_gemm(s, BlasApi::kDot, 1, 1, n, 1, t, t, t, t, false, false, 0);
+  if (n > 0) submit_gemm(s, BlasApi::kDot, 1, 1, n, 1, t, t, t, t, false, false, 0, false);
   if (h->pointer_mode == CUBLAS_POINTER_MODE_HOST) {
     if (s->capture != nullptr) return CUBLAS_STATUS_NOT_SUPPORTED;
     const wire::StreamRef r{s->id, s->device, 0};
@@ -290,9 +294,9 @@ const char* cublasGetStatusString(cublasStatus_t status) {
 
 cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t transa,
                               cublasOperation_t transb, int m, int n, int k, const float*,
-                              const float*, int lda, const float*, int ldb, const float*, float*,
-                              int ldc) {
-  return typed_gemm(handle, BlasApi::kSgemm, {transa, transb, m, n, k, lda, ldb, ldc},
+                              const float*, int lda, const float*, int ldb, const float* beta,
+                              float*, int ldc) {
+  return typed_gemm(handle, BlasApi::kSgemm, {transa, transb, m, n, k, lda, ldb, ldc, 1, beta},
                     wire::DataType::kF32);
 }
 
@@ -345,21 +349,19 @@ cublasStatus_t cublasSgemmEx(cublasHandle_t handle, cublasOperation_t transa,
 cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa,
                             cublasOperation_t transb, int m, int n, int k, const void*, const void*,
                             cudaDataType Atype, int lda, const void*, cudaDataType Btype, int ldb,
-                            const void*, void*, cudaDataType Ctype, int ldc,
+                            const void* beta, void*, cudaDataType Ctype, int ldc,
                             cublasComputeType_t computeType, cublasGemmAlgo_t) {
-  return gemm(handle, BlasApi::kGemmEx, {transa, transb, m, n, k, lda, ldb, ldc}, wire_type(Atype),
-              wire_type(Btype), wire_type(Ctype), wire_compute(computeType));
+  return gemm(handle, BlasApi::kGemmEx, {transa, transb, m, n, k, lda, ldb, ldc, 1, beta},
+              wire_type(Atype), wire_type(Btype), wire_type(Ctype), wire_compute(computeType));
 }
 
-cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation_t transa,
-                                          cublasOperation_t transb, int m, int n, int k,
-                                          const void*, const void*, cudaDataType Atype, int lda,
-                                          long long int, const void*, cudaDataType Btype, int ldb,
-                                          long long int, const void*, void*, cudaDataType Ctype,
-                                          int ldc, long long int, int batchCount,
-                                          cublasComputeType_t computeType, cublasGemmAlgo_t) {
+cublasStatus_t cublasGemmStridedBatchedEx(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
+    const void*, const void*, cudaDataType Atype, int lda, long long int, const void*,
+    cudaDataType Btype, int ldb, long long int, const void* beta, void*, cudaDataType Ctype,
+    int ldc, long long int, int batchCount, cublasComputeType_t computeType, cublasGemmAlgo_t) {
   return gemm(handle, BlasApi::kGemmStridedBatchedEx,
-              {transa, transb, m, n, k, lda, ldb, ldc, batchCount}, wire_type(Atype),
+              {transa, transb, m, n, k, lda, ldb, ldc, batchCount, beta}, wire_type(Atype),
               wire_type(Btype), wire_type(Ctype), wire_compute(computeType));
 }
 
@@ -376,10 +378,11 @@ cublasStatus_t cublasGemmBatchedEx(cublasHandle_t handle, cublasOperation_t tran
 cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa,
                                          cublasOperation_t transb, int m, int n, int k,
                                          const float*, const float*, int lda, long long int,
-                                         const float*, int ldb, long long int, const float*, float*,
-                                         int ldc, long long int, int batchCount) {
+                                         const float*, int ldb, long long int, const float* beta,
+                                         float*, int ldc, long long int, int batchCount) {
   return typed_gemm(handle, BlasApi::kSgemmStridedBatched,
-                    {transa, transb, m, n, k, lda, ldb, ldc, batchCount}, wire::DataType::kF32);
+                    {transa, transb, m, n, k, lda, ldb, ldc, batchCount, beta},
+                    wire::DataType::kF32);
 }
 
 cublasStatus_t cublasDgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa,

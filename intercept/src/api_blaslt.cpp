@@ -403,7 +403,7 @@ cublasStatus_t cublasLtMatmulAlgoInit(cublasLtHandle_t handle, cublasComputeType
 
 cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, const void*,
                               const void*, cublasLtMatrixLayout_t a_desc, const void*,
-                              cublasLtMatrixLayout_t b_desc, const void*, const void*,
+                              cublasLtMatrixLayout_t b_desc, const void* beta, const void*,
                               cublasLtMatrixLayout_t c_desc, void*, cublasLtMatrixLayout_t d_desc,
                               const cublasLtMatmulAlgo_t*, void*, size_t, cudaStream_t stream) {
   ApiCall call;
@@ -438,8 +438,15 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc
       read_int(desc, kDescAttrs, CUBLASLT_MATMUL_DESC_COMPUTE_TYPE));
   const auto epilogue =
       static_cast<uint32_t>(read_int(desc, kDescAttrs, CUBLASLT_MATMUL_DESC_EPILOGUE));
+  // beta as the descriptor's scale type says; a device-side one (CUBLASLT_POINTER_MODE_DEVICE
+  // and the vector modes) is not read here and taken as zero.
+  const bool host_scalars =
+      read_int(desc, kDescAttrs, CUBLASLT_MATMUL_DESC_POINTER_MODE) == CUBLASLT_POINTER_MODE_HOST;
+  const wire::DataType scale = wire_type(
+      static_cast<cudaDataType_t>(read_int(desc, kDescAttrs, CUBLASLT_MATMUL_DESC_SCALE_TYPE)));
   submit_gemm(resolve_stream(stream, false), BlasApi::kLtMatmul, m, n, k, batch, type(a_desc),
-              type(b_desc), type(d_desc), wire_compute(compute), ta, tb, wire_epilogue(epilogue));
+              type(b_desc), type(d_desc), wire_compute(compute), ta, tb, wire_epilogue(epilogue),
+              host_scalars && nonzero_scalar(beta, scale));
   return CUBLAS_STATUS_SUCCESS;
 }
 

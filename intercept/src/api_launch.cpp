@@ -35,19 +35,6 @@ thread_local std::vector<CallConfig> t_configs;
 // lets a 1024-thread block fit, as it does on the real part.
 constexpr int kAssumedRegsPerThread = 32;
 
-wire::WorkKind work_kind(std::string_view op) {
-  if (op == "elementwise") return wire::WorkKind::kElementwise;
-  if (op == "reduce") return wire::WorkKind::kReduce;
-  if (op == "cat") return wire::WorkKind::kCat;
-  if (op == "norm") return wire::WorkKind::kNorm;
-  if (op == "softmax") return wire::WorkKind::kSoftmax;
-  if (op == "foreach") return wire::WorkKind::kForeach;
-  if (op == "random") return wire::WorkKind::kRandom;
-  if (op == "sort") return wire::WorkKind::kSort;
-  if (op == "scan") return wire::WorkKind::kScan;
-  return wire::WorkKind::kNone;
-}
-
 bool awaits_payload(const SmallKernelPlan& plan) {
   if (!plan.run) return false;
   for (const ByteRange& r : plan.inputs) {
@@ -92,6 +79,8 @@ cudaError_t launch(const void* func, dim3 grid, dim3 block, size_t shared_mem, c
     n.kernel = k->wire_id;
     n.grid[0] = grid.x, n.grid[1] = grid.y, n.grid[2] = grid.z;
     n.block[0] = block.x, n.block[1] = block.y, n.block[2] = block.z;
+    n.shared_mem = shared_mem;
+    if (work) n.work = *work;
     capture_node(s, n);
     return cudaSuccess;
   }
@@ -102,17 +91,7 @@ cudaError_t launch(const void* func, dim3 grid, dim3 block, size_t shared_mem, c
   l.grid[0] = grid.x, l.grid[1] = grid.y, l.grid[2] = grid.z;
   l.block[0] = block.x, l.block[1] = block.y, l.block[2] = block.z;
   l.shared_mem = shared_mem;
-  if (work) {
-    l.work = work_kind(work->op);
-    l.bytes_read = work->bytes_read;
-    l.bytes_written = work->bytes_written;
-    if (const auto& a = work->attention) {
-      l.work = a->backward ? wire::WorkKind::kAttentionBackward : wire::WorkKind::kAttentionForward;
-      l.dims[0] = a->batch, l.dims[1] = a->heads, l.dims[2] = a->seq_q, l.dims[3] = a->seq_k;
-      l.dims[4] = a->head_dim;
-      l.dims[5] = (a->causal ? 1u : 0u) | (a->bf16 ? 2u : 0u) | (a->flex ? 4u : 0u);
-    }
-  }
+  if (work) l.work = *work;
   if (plan && awaits_payload(*plan)) {
     // Inputs that a small collective is still to fill: the launch goes to the daemon and waits
     // (real time only, the host clock does not move), then the result is computed.

@@ -1,7 +1,6 @@
 #include "blas_types.hpp"
 
-#include <algorithm>
-#include <string>
+#include <cstring>
 
 #include "capture.hpp"
 #include "context.hpp"
@@ -9,24 +8,12 @@
 namespace phantora::shim {
 namespace {
 
-// While a stream captures, a GEMM becomes a kernel node: wire::GraphNode has no GEMM kind, so
-// the node carries a synthetic kernel whose name states the shape and whose grid is the number
-// of 128 x 128 output tiles. The daemon costs it like any kernel it knows only by its launch
-// (docs/pytorch.md, "GEMMs in CUDA graphs").
+// While a stream captures, a GEMM becomes a graph node carrying the same description a direct
+// call sends, priced by the GEMM model at each replay.
 void capture_gemm(CUstream_st* stream, const wire::Gemm& g) {
-  const std::string name =
-      "phantora_captured_gemm(m=" + std::to_string(g.m) + ",n=" + std::to_string(g.n) +
-      ",k=" + std::to_string(g.k) + ",batch=" + std::to_string(g.batch) +
-      ",a=" + wire::dtype_name(g.a_type) + ",compute=" + wire::dtype_name(g.compute_type) + ")";
-  const auto tiles = [](int64_t v) {
-    return static_cast<uint32_t>(std::clamp<int64_t>((v + 127) / 128, 1, 1 << 30));
-  };
   wire::GraphNode n{};
-  n.kind = wire::GraphNodeKind::kKernel;
-  n.kernel = Runtime::get().kernel_id(name);
-  n.grid[0] = tiles(g.m), n.grid[1] = tiles(g.n);
-  n.grid[2] = static_cast<uint32_t>(std::clamp<int64_t>(g.batch, 1, 65535));
-  n.block[0] = 256, n.block[1] = 1, n.block[2] = 1;
+  n.kind = wire::GraphNodeKind::kGemm;
+  n.gemm = g;
   capture_node(stream, n);
 }
 
@@ -109,9 +96,26 @@ uint8_t wire_epilogue(uint32_t e) {
   return static_cast<uint8_t>(bits);
 }
 
+bool nonzero_scalar(const void* p, wire::DataType scale) {
+  if (p == nullptr) return false;
+  if (scale == wire::DataType::kF64) {
+    double v;
+    std::memcpy(&v, p, sizeof(v));
+    return v != 0;
+  }
+  if (scale == wire::DataType::kF16) {
+    uint16_t bits;
+    std::memcpy(&bits, p, sizeof(bits));
+    return (bits & 0x7fff) != 0;  // either zero's sign
+  }
+  float v;
+  std::memcpy(&v, p, sizeof(v));
+  return v != 0;
+}
+
 void submit_gemm(CUstream_st* stream, BlasApi api, int64_t m, int64_t n, int64_t k, int64_t batch,
                  wire::DataType a, wire::DataType b, wire::DataType c, wire::DataType compute,
-                 bool trans_a, bool trans_b, uint8_t epilogue) {
+                 bool trans_a, bool trans_b, uint8_t epilogue, bool accumulate) {
   if (m <= 0 || n <= 0 || batch <= 0) return;
   wire::Gemm g{};
   g.stream = stream->id;
@@ -123,6 +127,7 @@ void submit_gemm(CUstream_st* stream, BlasApi api, int64_t m, int64_t n, int64_t
   g.trans_a = trans_a ? 1 : 0;
   g.trans_b = trans_b ? 1 : 0;
   g.epilogue = epilogue;
+  g.accumulate = accumulate ? 1 : 0;
   if (stream->capture != nullptr) {
     capture_gemm(stream, g);
     return;

@@ -56,12 +56,15 @@ wire::DataType wire_compute(cublasComputeType_t t);
 // The accumulation type of a legacy typed GEMM (cublasSgemm ...) under the handle's math mode.
 wire::DataType legacy_compute(wire::DataType storage, cublasMath_t math_mode);
 uint8_t wire_epilogue(uint32_t cublaslt_epilogue);
+// Whether the host scalar at `p` (beta), of the type GEMMs scale by under `scale` (f64, f16,
+// else f32), is non-zero; false for a null pointer.
+bool nonzero_scalar(const void* p, wire::DataType scale);
 
 // Sends the GEMM on `stream` (or records it as a graph node while the stream captures).
 // m, n, k are the dimensions after the transposes: C is m x n, the inner dimension is k.
 // Nothing is sent for an empty product (m, n or batch zero), as cuBLAS returns at once.
 void submit_gemm(CUstream_st* stream, BlasApi api, int64_t m, int64_t n, int64_t k, int64_t batch,
                  wire::DataType a, wire::DataType b, wire::DataType c, wire::DataType compute,
-                 bool trans_a, bool trans_b, uint8_t epilogue);
+                 bool trans_a, bool trans_b, uint8_t epilogue, bool accumulate);
 
 }  // namespace phantora::shim

@@ -35,16 +35,21 @@ extern "C" __attribute__((visibility("default"))) int phantora_describe_next_att
       heads_kv == 0 || heads_q % heads_kv != 0 || seq_q == 0 || seq_k == 0 || head_dim == 0) {
     return -1;
   }
-  const std::string_view family(impl);
-  if (family != "fa2" && family != "flex") return -1;
-  LaunchWork::Attention a;
-  a.batch = batch, a.heads = heads_q, a.heads_kv = heads_kv, a.seq_q = seq_q, a.seq_k = seq_k;
-  a.head_dim = head_dim;
-  a.causal = causal != 0, a.backward = backward != 0, a.bf16 = bf16 != 0;
-  a.flex = family == "flex";
+  const std::optional<phantora::wire::AttentionImpl> family =
+      phantora::wire::parse_attention_impl(impl);
+  if (family != phantora::wire::AttentionImpl::kFlash2 &&
+      family != phantora::wire::AttentionImpl::kFlex) {
+    return -1;
+  }
   LaunchWork w;
-  w.op = "attention";
-  w.attention = a;
+  w.kind = backward != 0 ? phantora::wire::WorkKind::kAttentionBackward
+                         : phantora::wire::WorkKind::kAttentionForward;
+  phantora::wire::AttentionShape& a = w.attention;
+  a.batch = batch, a.heads_q = heads_q, a.heads_kv = heads_kv, a.seq_q = seq_q, a.seq_k = seq_k;
+  a.head_dim = head_dim;
+  a.causal = causal != 0 ? 1 : 0;
+  a.dtype = bf16 != 0 ? phantora::wire::DataType::kBF16 : phantora::wire::DataType::kF16;
+  a.impl = *family;
   phantora::shim::t_pending = {kernel, w};
   return 0;
 }

@@ -9,9 +9,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <vector>
@@ -162,24 +162,24 @@ Timeline& Timelines::self() {
   return *t;
 }
 
-HostCpuMode Timelines::mode() {
+wire::CpuTimeMode Timelines::mode() {
   int m = g_mode.load(std::memory_order_relaxed);
   if (m < 0) {
     const char* v = std::getenv("PHANTORA_CPU_TIME");
-    m = static_cast<int>(HostCpuMode::kMeasured);
-    if (v != nullptr && std::strcmp(v, "model") == 0) m = static_cast<int>(HostCpuMode::kModel);
-    if (v != nullptr && std::strcmp(v, "zero") == 0) m = static_cast<int>(HostCpuMode::kZero);
+    const std::optional<wire::CpuTimeMode> named =
+        v != nullptr ? wire::parse_cpu_time(v) : std::nullopt;
+    m = static_cast<int>(named.value_or(wire::CpuTimeMode::kMeasured));
     g_mode.store(m, std::memory_order_relaxed);
   }
-  return static_cast<HostCpuMode>(m);
+  return static_cast<wire::CpuTimeMode>(m);
 }
 
-void Timelines::set_mode(HostCpuMode m) {
+void Timelines::set_mode(wire::CpuTimeMode m) {
   g_mode.store(static_cast<int>(m), std::memory_order_relaxed);
 }
 
 void Timelines::charge_cpu_now() {
-  if (mode() != HostCpuMode::kMeasured) return;
+  if (mode() != wire::CpuTimeMode::kMeasured) return;
   charge_cpu_until(thread_cpu_ns());
 }
 

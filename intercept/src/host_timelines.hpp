@@ -18,6 +18,8 @@
 #include <atomic>
 #include <cstdint>
 
+#include "phantora/protocol.hpp"
+
 namespace phantora::shim {
 
 enum class ThreadState : uint8_t {
@@ -51,17 +53,14 @@ struct Timeline {
   int64_t window_demand_ns = 0;
 };
 
-// How host time advances between calls (mirrors wire::CpuTimeMode; known before connecting
-// from PHANTORA_CPU_TIME, which `phantora run` sets).
-enum class HostCpuMode : uint8_t { kMeasured, kModel, kZero };
-
 class Timelines {
  public:
   // This thread's timeline (made on first use).
   static Timeline& self();
-  // The mode: from the daemon's welcome once connected, else from the environment.
-  static HostCpuMode mode();
-  static void set_mode(HostCpuMode m);
+  // How host time advances between calls: from the daemon's welcome once connected, else from
+  // PHANTORA_CPU_TIME (which `phantora run` sets; unset or unknown: measured).
+  static wire::CpuTimeMode mode();
+  static void set_mode(wire::CpuTimeMode m);
 
   // Measured mode: charges this thread's CPU time since the last charge to its clock (now, or
   // up to `cpu_ns` of thread CPU time). set_cpu_mark says up to where it has been accounted

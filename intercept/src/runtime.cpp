@@ -60,17 +60,6 @@ struct ThreadClock {
 };
 thread_local ThreadClock t_clock;
 
-HostCpuMode host_mode(wire::CpuTimeMode m) {
-  switch (m) {
-    case wire::CpuTimeMode::kModel:
-      return HostCpuMode::kModel;
-    case wire::CpuTimeMode::kZero:
-      return HostCpuMode::kZero;
-    default:
-      return HostCpuMode::kMeasured;
-  }
-}
-
 int env_int(const char* name, int fallback) {
   const char* v = std::getenv(name);
   if (v == nullptr || *v == '\0') return fallback;
@@ -178,7 +167,7 @@ void Runtime::connect_locked() {
     fatal("the simulator at " + daemon.where +
           " did not welcome this process (a phantora of another version?)");
   }
-  Timelines::set_mode(host_mode(welcome_.cpu_time));
+  Timelines::set_mode(welcome_.cpu_time);
   watch_fatal_signals();
   connected_ = true;
   reader_ = std::thread([this] {

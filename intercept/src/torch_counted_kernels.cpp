@@ -61,22 +61,22 @@ std::optional<CountedKernel> classify_cub(std::string_view base,
     //  num_items, current bit, bits, decomposer): one digit pass reads and writes every key and
     //  value once.
     k.kind = CountedKind::kRadixSortPass;
-    k.op = "sort";
+    k.work = wire::WorkKind::kSort;
     k.bytes = {item_bytes(p[5]), item_bytes(p[7]), 0, 0};
     if (!count_arg(p, 8, 0, k)) return std::nullopt;
   } else if (ends_with(base, "::DeviceRadixSortHistogramKernel") && p.size() == 6) {
     // (bins out, keys in, num_items, start bit, end bit, decomposer): keys read once.
     k.kind = CountedKind::kRadixHistogram;
-    k.op = "sort";
+    k.work = wire::WorkKind::kSort;
     k.bytes = {item_bytes(p[1]), 0, 0, 0};
     if (!count_arg(p, 2, 0, k)) return std::nullopt;
   } else if (ends_with(base, "::DeviceRadixSortExclusiveSumKernel")) {
     k.kind = CountedKind::kConstant;  // prefix sums of one pass's 256 bins
-    k.op = "sort";
+    k.work = wire::WorkKind::kSort;
   } else if (ends_with(base, "::DeviceScanKernel") && p.size() == 7) {
     // (in, out, tile state, start tile, scan op, init value, num_items)
     k.kind = CountedKind::kScan;
-    k.op = "scan";
+    k.work = wire::WorkKind::kScan;
     k.bytes = {item_bytes(p[0]), item_bytes(p[1]), 0, 0};
     if (!count_arg(p, 6, 0, k)) return std::nullopt;
   } else if ((ends_with(base, "::DeviceScanInitKernel") ||
@@ -85,7 +85,7 @@ std::optional<CountedKernel> classify_cub(std::string_view base,
     // (tile state, num_tiles[, num selected out]): one 16-byte status word per tile (a status
     // and a value of at most 8 bytes, packed for a single atomic).
     k.kind = CountedKind::kTileInit;
-    k.op = "scan";
+    k.work = wire::WorkKind::kScan;
     k.bytes = {16, 0, 0, 0};
     if (!count_arg(p, 1, 0, k)) return std::nullopt;
   } else if ((ends_with(base, "::DeviceUniqueByKeySweepKernel") ||
@@ -97,7 +97,7 @@ std::optional<CountedKernel> classify_cub(std::string_view base,
     // write at most every item (the selected count lives on the device: the bound is taken).
     const bool unique = ends_with(base, "::DeviceUniqueByKeySweepKernel");
     k.kind = CountedKind::kSelect;
-    k.op = "scan";
+    k.work = wire::WorkKind::kScan;
     k.bytes = {item_bytes(p[0]), item_bytes(p[1]), item_bytes(p[2]), unique ? item_bytes(p[3]) : 0};
     if (!count_arg(p, 7, 0, k)) return std::nullopt;
   } else {
@@ -120,7 +120,7 @@ std::optional<CountedKernel> classify_embedding(std::string_view base,
     //  partial offsets, num partial segments*, padding idx, stride_warped); launched with
     //  block = min(stride_warped, 1024) and ceil(numel * stride_warped / block) blocks.
     k.kind = CountedKind::kEmbeddingScatter;
-    k.op = "reduce";
+    k.work = wire::WorkKind::kReduce;
     const int scalar = scalar_bytes(t[0]);
     // acc_type<T, true>: float for half, bfloat16 and float; double for double.
     k.bytes = {scalar, scalar_bytes(t[1]), scalar == 8 ? 8 : 4, 0};
@@ -144,7 +144,7 @@ std::optional<CountedKernel> classify_embedding(std::string_view base,
     // backward for few indices; every index's gradient row read and added into its weight row
     // (at most n distinct rows: the bound).
     k.kind = CountedKind::kEmbeddingRows;
-    k.op = "reduce";
+    k.work = wire::WorkKind::kReduce;
     k.bytes = {scalar_bytes(t[0]), scalar_bytes(t[2]), 0, 0};
     if (k.bytes[0] == 0 || k.bytes[1] == 0 || !count_arg(p, 3, 0, k) || !count_arg(p, 4, 1, k))
       return std::nullopt;
@@ -177,7 +177,7 @@ std::optional<CountedKernel> classify_counted(std::string_view base, std::string
     // element written is the scalar_t of the distribution_nullary_kernel<scalar_t, ...> that
     // launched it (named inside the lambda types), else the accumulate type.
     k.kind = CountedKind::kRandom;
-    k.op = "random";
+    k.work = wire::WorkKind::kRandom;
     const size_t at = d.find("distribution_nullary_kernel<");
     const std::vector<std::string_view> outer =
         at == std::string_view::npos ? t : template_args(d.substr(at));
@@ -190,7 +190,7 @@ std::optional<CountedKernel> classify_counted(std::string_view base, std::string
     // (output, total weight, input, target, weights, size_average, nframe, ndim, classes,
     //  ignore index), Loss.cu: one input element and one target per frame.
     k.kind = CountedKind::kNllLossForward;
-    k.op = "reduce";
+    k.work = wire::WorkKind::kReduce;
     k.bytes = {scalar_bytes(t[0]), scalar_bytes(t[2]), 0, 0};
   } else if (ends_with(base, "::nll_loss_backward_reduce_cuda_kernel_2d") && t.size() == 2 &&
              p.size() == 10) {
@@ -228,7 +228,7 @@ std::optional<CountedKernel> classify_counted(std::string_view base, std::string
     // max_chunks_per_tensor), ForeachReduceOp.cu: one block per tensor reads its chunks'
     // partial norms and writes the tensor's norm.
     k.kind = CountedKind::kNormCleanup;
-    k.op = "reduce";
+    k.work = wire::WorkKind::kReduce;
     k.bytes = {scalar_bytes(t[4]), scalar_bytes(t[2]), 0, 0};
     if (k.bytes[0] == 0 || k.bytes[1] == 0 || !count_arg(p, 3, 0, k)) return std::nullopt;
     return k;

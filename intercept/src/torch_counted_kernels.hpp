@@ -15,6 +15,8 @@
 #include <optional>
 #include <string_view>
 
+#include "phantora/protocol.hpp"
+
 namespace phantora::shim {
 
 enum class CountedKind : uint8_t {
@@ -39,7 +41,7 @@ enum class CountedKind : uint8_t {
 
 struct CountedKernel {
   CountedKind kind = CountedKind::kConstant;
-  const char* op = "elementwise";   // the cost model's memory-op token
+  wire::WorkKind work = wire::WorkKind::kElementwise;  // what the cost model prices it as
   std::array<int, 2> args{-1, -1};  // the parameters the kind reads (see the .cpp)
   std::array<int, 2> arg_bytes{0, 0};
   // Element sizes the kind's formula uses, from the name (see the .cpp per kind).

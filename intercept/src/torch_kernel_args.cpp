@@ -33,6 +33,47 @@ std::optional<OffsetCalc> read_calc(const uint8_t* p, int nargs) {
   return c;
 }
 
+// The sizes in FlashAttention-2's Flash_fwd_params / Flash_bwd_params, which PyTorch's flash
+// kernels take by value as their only parameter (pytorch_flash namespace; the layout of
+// flash-attention 2.5 and later, csrc/flash_attn/src/flash.h: Qkv_params' three pointers, nine
+// int64 strides and the head counts, then O's pointers and strides, the P and log-sum-exp
+// pointers, then the int dimensions). Read only when the fields agree with each other and with
+// the launch (grid, the kernel's head dim and tile), so a different layout falls back to the
+// grid's square shape instead of pricing garbage.
+struct FlashSizes {
+  uint32_t batch, heads, heads_kv, seq_q, seq_k;
+};
+std::optional<FlashSizes> read_flash_sizes(const TorchKernel& k, const void* params,
+                                           const std::array<uint32_t, 3>& grid) {
+  constexpr size_t kHeads = 96, kBatch = 176;
+  const auto* p = static_cast<const uint8_t*>(params);
+  const int32_t h = load<int32_t>(p, kHeads), h_k = load<int32_t>(p, kHeads + 4);
+  const int32_t ratio = load<int32_t>(p, kHeads + 8);
+  const int32_t b = load<int32_t>(p, kBatch), sq = load<int32_t>(p, kBatch + 4);
+  const int32_t sk = load<int32_t>(p, kBatch + 8), d = load<int32_t>(p, kBatch + 16);
+  const int32_t sq_rounded = load<int32_t>(p, kBatch + 20);
+  const int32_t sk_rounded = load<int32_t>(p, kBatch + 24);
+  const int32_t d_rounded = load<int32_t>(p, kBatch + 28);
+  const auto round128 = [](int64_t v) { return (v + 127) / 128 * 128; };
+  if (h < 1 || h_k < 1 || h % h_k != 0 || ratio != h / h_k || b < 1 || sq < 1 || sk < 1 || d < 1 ||
+      d > d_rounded || d_rounded > k.flash_head_dim || d_rounded % 8 != 0 ||
+      sq_rounded != round128(sq) || sk_rounded != round128(sk)) {
+    return std::nullopt;
+  }
+  // Grid: (query blocks, batch, heads) forward, (key blocks, batch, heads) backward; a split-KV
+  // forward puts the splits on y and batch x heads on z.
+  const bool backward = k.flash == FlashKernel::kBackward;
+  const int64_t rows = backward ? sk : sq;
+  const int64_t tile = backward ? k.flash_block_n : k.flash_block_m;
+  const bool split = k.flash == FlashKernel::kForwardSplitKv && k.flash_split;
+  const bool grid_agrees =
+      split ? int64_t{grid[2]} == int64_t{b} * h
+            : grid[1] == static_cast<uint32_t>(b) && grid[2] == static_cast<uint32_t>(h);
+  if (!grid_agrees || int64_t{grid[0]} != (rows + tile - 1) / tile) return std::nullopt;
+  return FlashSizes{static_cast<uint32_t>(b), static_cast<uint32_t>(h), static_cast<uint32_t>(h_k),
+                    static_cast<uint32_t>(sq), static_cast<uint32_t>(sk)};
+}
+
 }  // namespace
 
 std::array<uint64_t, 2> OffsetCalc::offsets(uint64_t linear) const {
@@ -223,7 +264,7 @@ std::optional<LaunchWork> launch_work(const TorchKernel& k, const DecodedArgs& d
     case TorchFamily::kStrided: {
       const auto& e = decoded.elementwise;
       if (!e || k.operands <= 0 || k.in_bytes <= 0) return std::nullopt;
-      w.op = "elementwise";
+      w.kind = wire::WorkKind::kElementwise;
       w.bytes_read = e->n * static_cast<uint64_t>(k.in_bytes) * (k.operands - 1);
       w.bytes_written = e->n * static_cast<uint64_t>(k.out_bytes);
       return w;
@@ -231,7 +272,7 @@ std::optional<LaunchWork> launch_work(const TorchKernel& k, const DecodedArgs& d
     case TorchFamily::kReduce: {
       const auto& r = decoded.reduce;
       if (!r) return std::nullopt;
-      w.op = "reduce";
+      w.kind = wire::WorkKind::kReduce;
       w.bytes_read = r->num_inputs * r->num_outputs * static_cast<uint64_t>(k.scalar.bytes);
       w.bytes_written = r->num_outputs * static_cast<uint64_t>(k.out_scalar.bytes);
       if (r->noutputs == 2) w.bytes_written += r->num_outputs * 8;  // the int64 indices
@@ -240,7 +281,7 @@ std::optional<LaunchWork> launch_work(const TorchKernel& k, const DecodedArgs& d
     case TorchFamily::kCat: {
       const auto& c = decoded.cat;
       if (!c) return std::nullopt;
-      w.op = "cat";
+      w.kind = wire::WorkKind::kCat;
       for (const CatInput& in : c->inputs) {
         w.bytes_read += uint64_t{in.elements} * static_cast<uint64_t>(k.cat_element_bytes);
       }
@@ -253,7 +294,7 @@ std::optional<LaunchWork> launch_work(const TorchKernel& k, const DecodedArgs& d
       if (length <= 0) return std::nullopt;
       const uint64_t rows = uint64_t{grid[0]} * grid[1] * grid[2];
       const uint64_t row_bytes = static_cast<uint64_t>(length) * k.in_bytes;
-      w.op = k.functor.c_str();
+      w.kind = k.row_kind;
       w.bytes_read = rows * row_bytes * (k.operands - 1);
       w.bytes_written = rows * row_bytes;
       return w;
@@ -269,7 +310,7 @@ std::optional<LaunchWork> launch_work(const TorchKernel& k, const DecodedArgs& d
       if (k.functor == "split_copy") {
         // num_chunks (size) rows of src_stride (count) bytes, every split of a row copied out:
         // exact for FSDP2's all-gather copy-out, an upper bound for a copy of fewer splits.
-        w.op = "cat";
+        w.kind = wire::WorkKind::kCat;
         w.bytes_read = w.bytes_written = static_cast<uint64_t>(count) * static_cast<uint64_t>(size);
         return w;
       }
@@ -278,7 +319,7 @@ std::optional<LaunchWork> launch_work(const TorchKernel& k, const DecodedArgs& d
         // fp32 partial sum per segment of equal indices written, at most one per row (the
         // bound is taken: the number of segments lives on the device).
         const auto rows = static_cast<uint64_t>(count), width = static_cast<uint64_t>(size);
-        w.op = "reduce";
+        w.kind = wire::WorkKind::kReduce;
         w.bytes_read = rows * (width * static_cast<uint64_t>(k.in_bytes) +
                                static_cast<uint64_t>(k.index_bytes));
         w.bytes_written = rows * width * 4;
@@ -287,7 +328,7 @@ std::optional<LaunchWork> launch_work(const TorchKernel& k, const DecodedArgs& d
       if (k.functor == "gamma_beta") {
         // dY and X (M x N) and the rows' mean and rstd read; dgamma and dbeta (N) written.
         const auto m = static_cast<uint64_t>(count), n = static_cast<uint64_t>(size);
-        w.op = "reduce";
+        w.kind = wire::WorkKind::kReduce;
         w.bytes_read = 2 * m * n * static_cast<uint64_t>(k.in_bytes) +
                        2 * m * static_cast<uint64_t>(k.accumulator.bytes);
         w.bytes_written = 2 * n * static_cast<uint64_t>(k.out_bytes);
@@ -298,7 +339,7 @@ std::optional<LaunchWork> launch_work(const TorchKernel& k, const DecodedArgs& d
         // the source is dst_to_src_ratio times narrower (bf16 gradients into fp32).
         const int64_t ratio = arg(2);
         if (size == 0 || count < size || ratio < 1 || ratio > 8) return std::nullopt;
-        w.op = "cat";
+        w.kind = wire::WorkKind::kCat;
         w.bytes_written = uint64_t{grid[2]} * static_cast<uint64_t>(count);
         w.bytes_read = w.bytes_written / static_cast<uint64_t>(ratio);
         return w;
@@ -306,7 +347,7 @@ std::optional<LaunchWork> launch_work(const TorchKernel& k, const DecodedArgs& d
       const auto idx = static_cast<uint64_t>(k.index_bytes);
       if (k.functor == "gather") {
         // num_ind slices of slice_size bytes each, and the indices.
-        w.op = "elementwise";
+        w.kind = wire::WorkKind::kElementwise;
         w.bytes_read = static_cast<uint64_t>(count) * (static_cast<uint64_t>(size) + idx);
         w.bytes_written = static_cast<uint64_t>(count) * static_cast<uint64_t>(size);
         return w;
@@ -315,14 +356,14 @@ std::optional<LaunchWork> launch_work(const TorchKernel& k, const DecodedArgs& d
       const int64_t feature = arg(2);
       if (feature < 0) return std::nullopt;
       const auto e = static_cast<uint64_t>(k.in_bytes);
-      w.op = "elementwise";
+      w.kind = wire::WorkKind::kElementwise;
       w.bytes_read = static_cast<uint64_t>(count) * (static_cast<uint64_t>(feature) * e + idx);
       w.bytes_written = static_cast<uint64_t>(size) * static_cast<uint64_t>(feature) * e;
       return w;
     }
     case TorchFamily::kFlashAttention: {
-      // Grid (sequence blocks, batch, heads); the sequence is known to a block. Self-attention
-      // as in training: the other sequence length is taken to be the same.
+      // The sizes from the params struct (read_flash_sizes), else from the grid (sequence
+      // blocks, batch, heads), which knows the sequence to a block.
       const uint64_t b = grid[1], h = grid[2];
       const uint64_t d = static_cast<uint64_t>(k.flash_head_dim);
       const uint64_t e = static_cast<uint64_t>(k.flash_elem_bytes);
@@ -334,29 +375,35 @@ std::optional<LaunchWork> launch_work(const TorchKernel& k, const DecodedArgs& d
           const uint64_t seq = k.flash != FlashKernel::kBackward
                                    ? seq_m
                                    : uint64_t{grid[0]} * static_cast<uint64_t>(k.flash_block_n);
-          LaunchWork::Attention a;
-          // A split launch spreads the keys over grid y and folds batch into heads (grid z):
-          // the whole attention is still this one launch's work.
-          const bool split = k.flash == FlashKernel::kForwardSplitKv && k.flash_split;
-          a.batch = static_cast<uint32_t>(split ? 1 : b);
-          a.heads = static_cast<uint32_t>(h);
-          a.seq_q = a.seq_k = static_cast<uint32_t>(seq);
+          wire::AttentionShape& a = w.attention;
+          if (const std::optional<FlashSizes> f = read_flash_sizes(k, args[0], grid)) {
+            a.batch = f->batch, a.heads_q = f->heads, a.heads_kv = f->heads_kv;
+            a.seq_q = f->seq_q, a.seq_k = f->seq_k;
+          } else {
+            // The grid alone: self-attention as in training, the other length taken to be the
+            // same. A split launch spreads the keys over grid y and folds batch into heads
+            // (grid z): the whole attention is still this one launch's work.
+            const bool split = k.flash == FlashKernel::kForwardSplitKv && k.flash_split;
+            a.batch = static_cast<uint32_t>(split ? 1 : b);
+            a.heads_q = a.heads_kv = static_cast<uint32_t>(h);
+            a.seq_q = a.seq_k = static_cast<uint32_t>(seq);
+          }
           a.head_dim = static_cast<uint32_t>(d);
-          a.causal = k.flash_causal;
-          a.backward = k.flash == FlashKernel::kBackward;
-          a.bf16 = k.flash_bf16;
-          w.op = "attention";
-          w.attention = a;
+          a.causal = k.flash_causal ? 1 : 0;
+          a.dtype = k.flash_bf16 ? wire::DataType::kBF16 : wire::DataType::kF16;
+          a.impl = wire::AttentionImpl::kFlash2;
+          w.kind = k.flash == FlashKernel::kBackward ? wire::WorkKind::kAttentionBackward
+                                                     : wire::WorkKind::kAttentionForward;
           return w;
         }
         case FlashKernel::kDotDoO:
           // Reads dO and O, writes the fp32 row sums (and clears the fp32 dQ accumulator).
-          w.op = "elementwise";
+          w.kind = wire::WorkKind::kElementwise;
           w.bytes_read = 2 * b * h * seq_m * d * e;
           w.bytes_written = b * h * seq_m * 4 + b * h * seq_m * d * 4;
           return w;
         case FlashKernel::kConvertDq:
-          w.op = "elementwise";
+          w.kind = wire::WorkKind::kElementwise;
           w.bytes_read = b * h * seq_m * d * 4;
           w.bytes_written = b * h * seq_m * d * e;
           return w;
@@ -365,7 +412,7 @@ std::optional<LaunchWork> launch_work(const TorchKernel& k, const DecodedArgs& d
           // output and row sum read (the split count is on the device: its maximum is taken),
           // the output row written.
           const uint64_t rows = uint64_t{grid[0]} * static_cast<uint64_t>(k.flash_combine_rows);
-          w.op = "elementwise";
+          w.kind = wire::WorkKind::kElementwise;
           w.bytes_read = rows * static_cast<uint64_t>(k.flash_max_splits) * (d * 4 + 4);
           w.bytes_written = rows * d * e;
           return w;
@@ -378,7 +425,7 @@ std::optional<LaunchWork> launch_work(const TorchKernel& k, const DecodedArgs& d
       const std::optional<uint64_t> elements =
           multi_tensor_elements(k.multi_tensor, k.multi_tensor_limits, args[0], grid[0]);
       if (!elements) return std::nullopt;
-      w.op = "foreach";
+      w.kind = wire::WorkKind::kForeach;
       w.bytes_read = *elements * static_cast<uint64_t>(k.multi_tensor.read_bytes_per_element);
       w.bytes_written = *elements * static_cast<uint64_t>(k.multi_tensor.written_bytes_per_element);
       return w;
@@ -386,7 +433,7 @@ std::optional<LaunchWork> launch_work(const TorchKernel& k, const DecodedArgs& d
     case TorchFamily::kCounted: {
       const std::optional<Traffic> t = counted_traffic(k.counted, args, grid);
       if (!t) return std::nullopt;
-      w.op = k.counted.op;
+      w.kind = k.counted.work;
       w.bytes_read = t->read;
       w.bytes_written = t->written;
       return w;

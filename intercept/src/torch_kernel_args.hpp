@@ -69,18 +69,8 @@ const char* scalar_type_name(int8_t code);
 std::optional<ElementwiseArgs> read_elementwise(const TorchKernel& k, void* const* args);
 
 // What a launch moves through memory, for the memory-bound cost model, or the shape of an
-// attention call, for the attention model.
-struct LaunchWork {
-  const char* op = "";  // elementwise, reduce, cat, norm, softmax, attention
-  uint64_t bytes_read = 0;
-  uint64_t bytes_written = 0;
-  struct Attention {
-    uint32_t batch = 0, heads = 0, heads_kv = 0, seq_q = 0, seq_k = 0, head_dim = 0;
-    bool causal = false, backward = false, bf16 = true;
-    bool flex = false;  // FlexAttention's Triton kernels (described_launches.hpp), else FA2
-  };
-  std::optional<Attention> attention;
-};
+// attention call, for the attention model: the wire's typed description, sent as decoded.
+using LaunchWork = wire::KernelWork;
 // The structured arguments of a launch of the elementwise, reduce or cat families, read once
 // per launch and shared by launch_work() and plan_small_kernel() (small_kernels.hpp).
 struct DecodedArgs {

@@ -361,15 +361,15 @@ void classify_rowwise(std::string_view base, std::string_view d, TorchKernel& k)
     std::string_view name;
     int length_arg;
     int streams;  // row-sized tensors read or written
-    std::string_view op;
+    wire::WorkKind kind;
   };
   static constexpr Row kRows[] = {
-      {"vectorized_layer_norm_kernel", 0, 2, "norm"},
-      {"layer_norm_grad_input_kernel_vectorized", 6, 3, "norm"},
-      {"layer_norm_grad_input_kernel", 6, 3, "norm"},
-      {"cunn_SoftMaxForward", 2, 2, "softmax"},
-      {"cunn_SoftMaxForwardSmem", 2, 2, "softmax"},
-      {"cunn_SoftMaxBackward", 3, 3, "softmax"},
+      {"vectorized_layer_norm_kernel", 0, 2, wire::WorkKind::kNorm},
+      {"layer_norm_grad_input_kernel_vectorized", 6, 3, wire::WorkKind::kNorm},
+      {"layer_norm_grad_input_kernel", 6, 3, wire::WorkKind::kNorm},
+      {"cunn_SoftMaxForward", 2, 2, wire::WorkKind::kSoftmax},
+      {"cunn_SoftMaxForwardSmem", 2, 2, wire::WorkKind::kSoftmax},
+      {"cunn_SoftMaxBackward", 3, 3, wire::WorkKind::kSoftmax},
   };
   for (const Row& r : kRows) {
     if (!ends_with(base, r.name)) continue;
@@ -382,7 +382,7 @@ void classify_rowwise(std::string_view base, std::string_view d, TorchKernel& k)
     k.in_bytes = k.out_bytes = types.front().bytes;
     k.operands = r.streams;
     k.row_length_arg = r.length_arg;
-    k.functor = std::string(r.op);
+    k.row_kind = r.kind;
     k.family = TorchFamily::kRowwise;
     return;
   }
@@ -578,7 +578,6 @@ TorchKernel classify_torch_kernel(std::string_view demangled) {
     if (k.family == TorchFamily::kUnknown) {
       if (auto c = classify_counted(base, d)) {
         k.counted = *c;
-        k.functor = c->op;
         k.family = TorchFamily::kCounted;
       }
     }

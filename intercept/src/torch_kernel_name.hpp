@@ -69,9 +69,9 @@ struct ScalarType {
 
 struct TorchKernel {
   TorchFamily family = TorchFamily::kUnknown;
-  std::string functor;  // elementwise: the functor's text; reduce: the ops type's text;
-                        // row-wise: "norm" or "softmax"
-  int operands = 0;     // elementwise: K of std::array<char*, K> (output first), 0 if unknown
+  std::string functor;  // elementwise: the functor's text; reduce: the ops type's text
+  wire::WorkKind row_kind = wire::WorkKind::kNone;  // row-wise: kNorm or kSoftmax
+  int operands = 0;  // elementwise: K of std::array<char*, K> (output first), 0 if unknown
   // unrolled_elementwise_kernel with trivial offset calculators and no casting loads: every
   // operand is dense from its base address.
   bool unrolled_trivial = false;

@@ -7,15 +7,23 @@
 namespace phantora::kernels {
 namespace {
 
+// Each DType's signature name, element size and the library element type it prices.
 struct DTypeName {
   DType type;
   std::string_view name;
   uint64_t bytes;
+  wire::DataType wire;
 };
 constexpr DTypeName kDTypes[] = {
-    {DType::kF16, "f16", 2},       {DType::kBF16, "bf16", 2}, {DType::kF32, "f32", 4},
-    {DType::kTF32, "tf32", 4},     {DType::kF64, "f64", 8},   {DType::kF8E4M3, "f8e4m3", 1},
-    {DType::kF8E5M2, "f8e5m2", 1}, {DType::kI8, "i8", 1},     {DType::kI32, "i32", 4},
+    {DType::kF16, "f16", 2, wire::DataType::kF16},
+    {DType::kBF16, "bf16", 2, wire::DataType::kBF16},
+    {DType::kF32, "f32", 4, wire::DataType::kF32},
+    {DType::kTF32, "tf32", 4, wire::DataType::kTF32},
+    {DType::kF64, "f64", 8, wire::DataType::kF64},
+    {DType::kF8E4M3, "f8e4m3", 1, wire::DataType::kFP8E4M3},
+    {DType::kF8E5M2, "f8e5m2", 1, wire::DataType::kFP8E5M2},
+    {DType::kI8, "i8", 1, wire::DataType::kI8},
+    {DType::kI32, "i32", 4, wire::DataType::kI32},
 };
 
 struct CopyKindName {
@@ -26,6 +34,23 @@ constexpr CopyKindName kCopyKinds[] = {
     {wire::CopyKind::kHostToDevice, "h2d"},   {wire::CopyKind::kDeviceToHost, "d2h"},
     {wire::CopyKind::kDeviceToDevice, "d2d"}, {wire::CopyKind::kHostToHost, "h2h"},
     {wire::CopyKind::kPeer, "peer"},
+};
+
+// The signature tokens of the memory-bound kinds the shim decodes.
+struct WorkKindName {
+  wire::WorkKind kind;
+  std::string_view op;
+};
+constexpr WorkKindName kWorkKinds[] = {
+    {wire::WorkKind::kElementwise, "elementwise"},
+    {wire::WorkKind::kReduce, "reduce"},
+    {wire::WorkKind::kCat, "cat"},
+    {wire::WorkKind::kNorm, "norm"},
+    {wire::WorkKind::kSoftmax, "softmax"},
+    {wire::WorkKind::kForeach, "foreach"},
+    {wire::WorkKind::kRandom, "random"},
+    {wire::WorkKind::kSort, "sort"},
+    {wire::WorkKind::kScan, "scan"},
 };
 
 bool host_copy(wire::CopyKind k) {
@@ -178,28 +203,23 @@ uint64_t dtype_bytes(DType t) {
   return 4;
 }
 
-namespace {
-struct AttentionImplName {
-  AttentionImpl impl;
-  std::string_view name;
-};
-constexpr AttentionImplName kAttentionImpls[] = {{AttentionImpl::kFlash2, "fa2"},
-                                                 {AttentionImpl::kFlash3, "fa3"},
-                                                 {AttentionImpl::kFlex, "flex"}};
-}  // namespace
+DType dtype_of(wire::DataType t) {
+  if (t == wire::DataType::kU8) return DType::kI8;
+  for (const DTypeName& d : kDTypes) {
+    if (d.wire == t) return d.type;
+  }
+  return DType::kF32;
+}
 
 std::string_view to_string(AttentionImpl impl) {
-  for (const AttentionImplName& n : kAttentionImpls) {
+  for (const wire::AttentionImplName& n : wire::kAttentionImplNames) {
     if (n.impl == impl) return n.name;
   }
   return "fa2";
 }
 
 std::optional<AttentionImpl> parse_attention_impl(std::string_view name) {
-  for (const AttentionImplName& n : kAttentionImpls) {
-    if (n.name == name) return n.impl;
-  }
-  return std::nullopt;
+  return wire::parse_attention_impl(name);
 }
 
 std::string signature(const GemmDesc& d) {
@@ -214,6 +234,30 @@ std::string signature(const AttentionDesc& d) {
   return fmt::format("attn:pass={},b={},hq={},hkv={},sq={},sk={},d={},causal={},dtype={},impl={}",
                      d.backward ? "bwd" : "fwd", d.batch, d.heads_q, d.heads_kv, d.seq_q, d.seq_k,
                      d.head_dim, d.causal ? 1 : 0, to_string(d.dtype), to_string(d.impl));
+}
+
+std::optional<MemoryOpDesc> memory_op_desc(wire::WorkKind kind, uint64_t bytes_read,
+                                           uint64_t bytes_written) {
+  for (const WorkKindName& w : kWorkKinds) {
+    if (w.kind == kind) return MemoryOpDesc{std::string(w.op), bytes_read, bytes_written};
+  }
+  return std::nullopt;
+}
+
+std::optional<AttentionDesc> attention_desc(const wire::KernelWork& work) {
+  if (work.kind != wire::WorkKind::kAttentionForward &&
+      work.kind != wire::WorkKind::kAttentionBackward) {
+    return std::nullopt;
+  }
+  const wire::AttentionShape& a = work.attention;
+  AttentionDesc d;
+  d.batch = a.batch, d.heads_q = a.heads_q, d.heads_kv = a.heads_kv;
+  d.seq_q = a.seq_q, d.seq_k = a.seq_k, d.head_dim = a.head_dim;
+  d.causal = a.causal != 0;
+  d.backward = work.kind == wire::WorkKind::kAttentionBackward;
+  d.dtype = dtype_of(a.dtype);
+  d.impl = a.impl;
+  return d;
 }
 
 MemoryOpDesc memset_desc(uint64_t bytes) {

@@ -523,7 +523,7 @@ void Collectives::finish_group(Group& g) {
   stats_.time += end - start;
   if (hooks_.span) hooks_.span(client, stream, name, start, end, args);
   engine_.complete_collective(client, stream, token, start, end,
-                              OpDesc{OpKind::kCollective, end - start, CostSource::kNone, 0, 0});
+                              OpDesc{OpKind::kCollective, end - start, std::nullopt, 0, 0});
 }
 
 std::vector<int> Collectives::absent_ranks(const Matched& m) const {

@@ -30,20 +30,8 @@ const char* to_string(OpKind k) {
   return "?";
 }
 
-const char* to_string(CostSource s) {
-  switch (s) {
-    case CostSource::kMeasured:
-      return "measured";
-    case CostSource::kPinned:
-      return "pinned";
-    case CostSource::kModelled:
-      return "modelled";
-    case CostSource::kDefault:
-      return "default";
-    case CostSource::kNone:
-      return "none";
-  }
-  return "?";
+std::string_view source_name(std::optional<CostSource> s) {
+  return s ? kernels::to_string(*s) : "none";
 }
 
 Engine::Engine(EngineConfig config, Observer* observer) : config_(config), observer_(observer) {}
@@ -289,7 +277,7 @@ void Engine::wait_event(ClientId client, StreamId stream, EventId event, SimTime
   if (it == user_events_.end()) {
     // Waiting on an event never recorded is a no-op in CUDA; it still is a stream operation.
     item.kind = ItemKind::kOp;
-    item.desc = OpDesc{OpKind::kWaitEvent, SimTime::zero(), CostSource::kNone, 0, 0};
+    item.desc = OpDesc{OpKind::kWaitEvent, SimTime::zero(), std::nullopt, 0, 0};
   } else {
     item.kind = ItemKind::kWait;
     item.version = it->second;

@@ -3,23 +3,6 @@
 #include <optional>
 
 namespace phantora::sim {
-namespace {
-
-CostSource from_kernels(kernels::CostSource s) {
-  switch (s) {
-    case kernels::CostSource::kPinned:
-      return CostSource::kPinned;
-    case kernels::CostSource::kMeasured:
-      return CostSource::kMeasured;
-    case kernels::CostSource::kModelled:
-      return CostSource::kModelled;
-    case kernels::CostSource::kDefault:
-      return CostSource::kDefault;
-  }
-  return CostSource::kDefault;
-}
-
-}  // namespace
 
 Cost KernelsCostProvider::tally(Cost cost, std::string_view family) {
   const std::string_view from_signature = kernels::signature_family(cost.signature);
@@ -39,35 +22,20 @@ Cost KernelsCostProvider::price_kernel(const KernelLaunch& launch) {
   for (uint32_t v : launch.grid) key += std::to_string(v) + ',';
   for (uint32_t v : launch.block) key += std::to_string(v) + ',';
   key += std::to_string(launch.shared_mem);
-  std::optional<kernels::MemoryOpDesc> work;
-  std::optional<kernels::AttentionDesc> attention;
-  if (launch.work == wire::WorkKind::kAttentionForward ||
-      launch.work == wire::WorkKind::kAttentionBackward) {
-    kernels::AttentionDesc a;
-    a.batch = launch.dims[0];
-    a.heads_q = a.heads_kv = launch.dims[1];
-    a.seq_q = launch.dims[2];
-    a.seq_k = launch.dims[3];
-    a.head_dim = launch.dims[4];
-    a.causal = (launch.dims[5] & 1) != 0;
-    a.dtype = (launch.dims[5] & 2) != 0 ? kernels::DType::kBF16 : kernels::DType::kF16;
-    a.backward = launch.work == wire::WorkKind::kAttentionBackward;
-    a.impl =
-        (launch.dims[5] & 4) != 0 ? kernels::AttentionImpl::kFlex : kernels::AttentionImpl::kFlash2;
-    attention = a;
-    for (uint32_t v : launch.dims) key += '|' + std::to_string(v);
-  } else if (launch.work != wire::WorkKind::kNone) {
-    work = kernels::MemoryOpDesc{wire::work_name(launch.work), launch.bytes_read,
-                                 launch.bytes_written};
-    key += '|' + std::to_string(launch.bytes_read) + ',' + std::to_string(launch.bytes_written);
+  const std::optional<kernels::AttentionDesc> attention = kernels::attention_desc(launch.work);
+  const std::optional<kernels::MemoryOpDesc> work =
+      kernels::memory_op_desc(launch.work.kind, launch.work.bytes_read, launch.work.bytes_written);
+  if (attention) {
+    key += '|' + kernels::signature(*attention);
+  } else if (work) {
+    key += '|' + std::to_string(work->bytes_read) + ',' + std::to_string(work->bytes_written);
   }
   auto it = kernel_cache_.find(key);
   if (it != kernel_cache_.end()) return it->second;
   const kernels::KernelCost c = model_.cost_of_kernel(
       kernels::KernelLaunchInfo{launch.mangled_name, launch.grid, launch.block, launch.shared_mem},
       gpu_, work ? &*work : nullptr, attention ? &*attention : nullptr);
-  return kernel_cache_
-      .emplace(std::move(key), Cost{c.duration, from_kernels(c.source), c.signature})
+  return kernel_cache_.emplace(std::move(key), Cost{c.duration, c.source, c.signature})
       .first->second;
 }
 
@@ -75,41 +43,15 @@ Cost KernelsCostProvider::price_kernel(const KernelLaunch& launch) {
 // measures them), then the bandwidth figures of the GPU preset.
 Cost KernelsCostProvider::copy(wire::CopyKind kind, uint64_t bytes, bool pinned) {
   const kernels::KernelCost c = model_.cost_of_copy(kernels::CopyDesc{kind, bytes, pinned}, gpu_);
-  return tally(Cost{c.duration, from_kernels(c.source), c.signature}, "copy");
+  return tally(Cost{c.duration, c.source, c.signature}, "copy");
 }
 
 Cost KernelsCostProvider::memset(uint64_t bytes) {
   const kernels::KernelCost c = model_.cost_of_memset(Bytes(bytes), gpu_);
-  return tally(Cost{c.duration, from_kernels(c.source), c.signature}, "memset");
+  return tally(Cost{c.duration, c.source, c.signature}, "memset");
 }
 
 namespace {
-
-kernels::DType dtype(wire::DataType t) {
-  switch (t) {
-    case wire::DataType::kF16:
-      return kernels::DType::kF16;
-    case wire::DataType::kBF16:
-      return kernels::DType::kBF16;
-    case wire::DataType::kF32:
-      return kernels::DType::kF32;
-    case wire::DataType::kTF32:
-      return kernels::DType::kTF32;
-    case wire::DataType::kF64:
-      return kernels::DType::kF64;
-    case wire::DataType::kFP8E4M3:
-      return kernels::DType::kF8E4M3;
-    case wire::DataType::kFP8E5M2:
-      return kernels::DType::kF8E5M2;
-    case wire::DataType::kI8:
-    case wire::DataType::kU8:
-      return kernels::DType::kI8;
-    case wire::DataType::kI32:
-      return kernels::DType::kI32;
-    default:
-      return kernels::DType::kF32;
-  }
-}
 
 // cuBLASLt epilogue bits (cublasLtEpilogue_t): RELU 2, BIAS 4, GELU 32, with AUX/GRAD variants.
 std::string epilogue_name(uint8_t e) {
@@ -129,15 +71,16 @@ Cost KernelsCostProvider::gemm(const wire::Gemm& g) {
   d.n = static_cast<uint64_t>(g.n);
   d.k = static_cast<uint64_t>(g.k);
   d.batch = static_cast<uint64_t>(g.batch);
-  d.a = dtype(g.a_type);
-  d.b = dtype(g.b_type);
-  d.c = dtype(g.c_type);
-  d.compute = dtype(g.compute_type);
+  d.a = kernels::dtype_of(g.a_type);
+  d.b = kernels::dtype_of(g.b_type);
+  d.c = kernels::dtype_of(g.c_type);
+  d.compute = kernels::dtype_of(g.compute_type);
   d.trans_a = g.trans_a != 0;
   d.trans_b = g.trans_b != 0;
+  d.accumulate = g.accumulate != 0;
   d.epilogue = epilogue_name(g.epilogue);
   const kernels::KernelCost c = model_.cost_of_gemm(d, gpu_);
-  return tally(Cost{c.duration, from_kernels(c.source), c.signature}, "gemm");
+  return tally(Cost{c.duration, c.source, c.signature}, "gemm");
 }
 
 }  // namespace phantora::sim

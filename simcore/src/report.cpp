@@ -13,18 +13,6 @@
 namespace phantora::sim {
 namespace {
 
-const char* cpu_time_name(wire::CpuTimeMode m) {
-  switch (m) {
-    case wire::CpuTimeMode::kMeasured:
-      return "measured";
-    case wire::CpuTimeMode::kModel:
-      return "model";
-    case wire::CpuTimeMode::kZero:
-      return "zero";
-  }
-  return "?";
-}
-
 std::string human_bytes(double b) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int u = 0;
@@ -80,7 +68,7 @@ nlohmann::json make_report(const SimulationConfig& config, const RunStats& stats
                                    {"dp_comms", config.dp_comms.describe()}};
   }
   if (config.topology) r["topology"] = topology_json(config.topology->spec());
-  r["cpu_time"] = cpu_time_name(config.cpu_time);
+  r["cpu_time"] = std::string(wire::cpu_time_name(config.cpu_time));
   r["host_speed"] = config.host_speed;
   r["launch_latency"] = {{"us", config.launch_latency.as_us()},
                          {"from", config.launch_latency_from}};
@@ -129,7 +117,7 @@ nlohmann::json make_report(const SimulationConfig& config, const RunStats& stats
   for (const auto& [src, t] : stats.gpu_time_by_source) total += t;
   json by_source = json::object();
   for (const auto& [src, t] : stats.gpu_time_by_source) {
-    by_source[to_string(src)] = {
+    by_source[std::string(to_string(src))] = {
         {"time_s", t.as_seconds()},
         {"share", total.as_ps() > 0
                       ? static_cast<double>(t.as_ps()) / static_cast<double>(total.as_ps())
@@ -192,7 +180,7 @@ nlohmann::json make_report(const SimulationConfig& config, const RunStats& stats
                    {"mangled", name},
                    {"count", k.count},
                    {"total_s", k.total.as_seconds()},
-                   {"source", to_string(k.source)}});
+                   {"source", std::string(source_name(k.source))}});
   }
   r["top_kernels"] = top;
   return r;

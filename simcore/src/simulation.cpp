@@ -55,7 +55,7 @@ class Simulation::TraceObserver : public Observer {
     if (op.desc.kind == OpKind::kKernel || op.desc.kind == OpKind::kGraph) {
       sim_.compute_time_[gpu].add(op.start, op.end);
     }
-    if (op.desc.source != CostSource::kNone) stats.gpu_time_by_source[op.desc.source] += duration;
+    if (op.desc.source) stats.gpu_time_by_source[*op.desc.source] += duration;
     const std::string* quoted = nullptr;
     if (op.desc.kind == OpKind::kKernel) {
       Simulation::KernelTally& k = c.kernel_tally[op.desc.label];
@@ -76,7 +76,7 @@ class Simulation::TraceObserver : public Observer {
                                         TraceWriter::quote(to_string(OpKind::kCollective))};
     sim_.trace_->op_span(op.client, op.stream,
                          quoted != nullptr ? *quoted : kinds[static_cast<int>(op.desc.kind)],
-                         to_string(op.desc.kind), op.start, op.end, to_string(op.desc.source),
+                         to_string(op.desc.kind), op.start, op.end, source_name(op.desc.source),
                          op.submitted, gpu, op.desc.bytes);
   }
 
@@ -362,10 +362,16 @@ SimTime Simulation::graph_cost(Client& c, uint64_t graph) {
                    .kernel(KernelLaunch{name->second,
                                         {n.grid[0], n.grid[1], n.grid[2]},
                                         {n.block[0], n.block[1], n.block[2]},
-                                        0})
+                                        n.shared_mem,
+                                        n.work})
                    .duration;
         break;
       }
+      case wire::GraphNodeKind::kGemm:
+        if (n.gemm.m < 0 || n.gemm.n < 0 || n.gemm.k < 0 || n.gemm.batch < 1)
+          throw ProtocolError("graph node: gemm with negative size");
+        cost = costs_.gemm(n.gemm).duration;
+        break;
       case wire::GraphNodeKind::kCopy:
         cost = costs_.copy(n.copy_kind, n.bytes, true).duration;
         break;
@@ -416,15 +422,11 @@ void Simulation::apply(ClientId id, Client& c, const wire::RecordHeader& h,
       auto name = c.kernels.find(l.kernel);
       if (name == c.kernels.end())
         throw ProtocolError(fmt::format("launch of undefined kernel {}", l.kernel));
-      const Cost cost = costs_.kernel(
-          KernelLaunch{name->second,
-                       {l.grid[0], l.grid[1], l.grid[2]},
-                       {l.block[0], l.block[1], l.block[2]},
-                       l.shared_mem,
-                       l.work,
-                       l.bytes_read,
-                       l.bytes_written,
-                       {l.dims[0], l.dims[1], l.dims[2], l.dims[3], l.dims[4], l.dims[5]}});
+      const Cost cost = costs_.kernel(KernelLaunch{name->second,
+                                                   {l.grid[0], l.grid[1], l.grid[2]},
+                                                   {l.block[0], l.block[1], l.block[2]},
+                                                   l.shared_mem,
+                                                   l.work});
       const StreamId s = stream_for(id, c, l.stream, l.device);
       engine_.submit(id, s, at, OpDesc{OpKind::kKernel, cost.duration, cost.source, l.kernel, 0});
       // A request here is a synchronous call waiting for this very operation, the last on its
@@ -512,8 +514,7 @@ void Simulation::apply(ClientId id, Client& c, const wire::RecordHeader& h,
     case wire::RecordType::kHostFunc: {
       const auto r = read_exact<wire::StreamRef>(body, "host-func");
       const StreamId s = stream_for(id, c, r.stream, r.device);
-      engine_.submit(id, s, at,
-                     OpDesc{OpKind::kHostFunc, SimTime::zero(), CostSource::kNone, 0, 0});
+      engine_.submit(id, s, at, OpDesc{OpKind::kHostFunc, SimTime::zero(), std::nullopt, 0, 0});
       return;
     }
     case wire::RecordType::kEventRecord: {
@@ -605,7 +606,7 @@ void Simulation::apply(ClientId id, Client& c, const wire::RecordHeader& h,
       const auto g = read_exact<wire::GraphLaunch>(body, "graph-launch");
       const SimTime cost = graph_cost(c, g.graph);
       const StreamId s = stream_for(id, c, g.stream, g.device);
-      engine_.submit(id, s, at, OpDesc{OpKind::kGraph, cost, CostSource::kNone, 0, 0});
+      engine_.submit(id, s, at, OpDesc{OpKind::kGraph, cost, std::nullopt, 0, 0});
       return;
     }
   }

@@ -2,7 +2,7 @@
 """Writes the protocol fuzzer's seed inputs (corpus/protocol/*.bin) in fuzz_protocol.cpp's format.
 
 Each seed is a small valid conversation of 2-4 clients on the fuzzer's 2 x 2 cluster, using the
-record layouts of simcore/include/phantora/protocol.hpp, so that mutations start deep in the
+record layouts of protocol/include/phantora/protocol.hpp, so that mutations start deep in the
 decoder (streams, kernels, graphs, communicators, collectives with payloads) rather than at the
 frame header. Rerun after a protocol change; the seeds are committed. Python 3 stdlib only.
 """

@@ -41,7 +41,7 @@ TEST(TorchCountedKernels, RandomNumbersWriteNumelElementsOfTheOutputType) {
   void* args[] = {&numel, const_cast<char*>(philox), nullptr, nullptr};
   auto w = launch_work(normal, args, {132, 1, 1});
   ASSERT_TRUE(w.has_value());
-  EXPECT_STREQ(w->op, "random");
+  EXPECT_EQ(w->kind, phantora::wire::WorkKind::kRandom);
   EXPECT_EQ(w->bytes_read, 0u);
   EXPECT_EQ(w->bytes_written, 768u * 2048 * 4);
 
@@ -109,7 +109,7 @@ TEST(TorchCountedKernels, CubSortPassesScansAndUniqueCountTheirItems) {
   void* sa[] = {&p, &p, &p, &p, &p, &p, &p, &p, &items, &bit, &bits, &decomposer};
   auto w = launch_work(pass, sa, {2, 1, 1});
   ASSERT_TRUE(w.has_value());
-  EXPECT_STREQ(w->op, "sort");
+  EXPECT_EQ(w->kind, phantora::wire::WorkKind::kSort);
   EXPECT_EQ(w->bytes_read, 8192u * 16);
   EXPECT_EQ(w->bytes_written, 8192u * 16);
 
@@ -148,7 +148,7 @@ TEST(TorchCountedKernels, CubSortPassesScansAndUniqueCountTheirItems) {
   void* ca[] = {&p, &p, tile_state, &start_tile, &op, init, &n32};
   w = launch_work(scan, ca, {4, 1, 1});
   ASSERT_TRUE(w.has_value());
-  EXPECT_STREQ(w->op, "scan");
+  EXPECT_EQ(w->kind, phantora::wire::WorkKind::kScan);
   EXPECT_EQ(w->bytes_read, 8192u * 8);
   EXPECT_EQ(w->bytes_written, 8192u * 8);
 

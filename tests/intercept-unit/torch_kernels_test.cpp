@@ -5,6 +5,7 @@
 // offset arithmetic, decides where each field lies.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 
@@ -263,7 +264,7 @@ TEST(TorchKernelArgs, ElementwiseWorkIsElementsTimesOperandBytes) {
   void* args[] = {&n, &functor, data};
   const auto w = launch_work(classify(kMulBf16), args, {1, 1, 1});
   ASSERT_TRUE(w.has_value());
-  EXPECT_STREQ(w->op, "elementwise");
+  EXPECT_EQ(w->kind, phantora::wire::WorkKind::kElementwise);
   EXPECT_EQ(w->bytes_read, 1000u * 2 * 2);  // two bf16 inputs
   EXPECT_EQ(w->bytes_written, 1000u * 2);
 }
@@ -444,15 +445,16 @@ TEST(TorchKernelArgs, FlashAttentionShapesFromGridAndTraits) {
   EXPECT_EQ(fwd.flash_head_dim, 64);
   EXPECT_TRUE(fwd.flash_causal);
   EXPECT_TRUE(fwd.flash_bf16);
-  char params = 0;
-  void* args[] = {&params};
+  // A params struct whose sizes disagree with the launch (all zero): the grid decides.
+  std::array<uint8_t, 512> params{};
+  void* args[] = {params.data()};
   const auto w = launch_work(fwd, args, {8, 4, 12});  // 8 blocks of 128 queries, batch 4, 12 heads
-  ASSERT_TRUE(w.has_value() && w->attention.has_value());
-  EXPECT_EQ(w->attention->seq_q, 1024u);
-  EXPECT_EQ(w->attention->seq_k, 1024u);
-  EXPECT_EQ(w->attention->batch, 4u);
-  EXPECT_EQ(w->attention->heads, 12u);
-  EXPECT_FALSE(w->attention->backward);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->attention.seq_q, 1024u);
+  EXPECT_EQ(w->attention.seq_k, 1024u);
+  EXPECT_EQ(w->attention.batch, 4u);
+  EXPECT_EQ(w->attention.heads_q, 12u);
+  EXPECT_EQ(w->kind, phantora::wire::WorkKind::kAttentionForward);
 
   // Backward (seqk-parallel): grid (key blocks, batch, heads) with kBlockN from the traits.
   const TorchKernel bwd = classify(
@@ -464,10 +466,10 @@ TEST(TorchKernelArgs, FlashAttentionShapesFromGridAndTraits) {
   EXPECT_FALSE(bwd.flash_causal);
   EXPECT_FALSE(bwd.flash_bf16);
   const auto b = launch_work(bwd, args, {16, 2, 8});
-  ASSERT_TRUE(b.has_value() && b->attention.has_value());
-  EXPECT_EQ(b->attention->seq_k, 16u * 128);
-  EXPECT_EQ(b->attention->head_dim, 128u);
-  EXPECT_TRUE(b->attention->backward);
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(b->attention.seq_k, 16u * 128);
+  EXPECT_EQ(b->attention.head_dim, 128u);
+  EXPECT_EQ(b->kind, phantora::wire::WorkKind::kAttentionBackward);
 
   // The fp32 dQ accumulator's conversion: b·h·s·d·4 read, ·2 written (s = blocks x kBlockM).
   const TorchKernel conv = classify(
@@ -478,6 +480,71 @@ TEST(TorchKernelArgs, FlashAttentionShapesFromGridAndTraits) {
   ASSERT_TRUE(c.has_value());
   EXPECT_EQ(c->bytes_read, 4ull * 12 * 1024 * 64 * 4);
   EXPECT_EQ(c->bytes_written, 4ull * 12 * 1024 * 64 * 2);
+}
+
+// FlashAttention-2's Flash_fwd_params as flash-attention 2.5+ lays it out (csrc/flash_attn/src/
+// flash.h): int h, h_k, h_h_k_ratio after three pointers and nine int64 strides (byte 96); int b,
+// seqlen_q, seqlen_k, seqlen_knew, d, seqlen_q_rounded, seqlen_k_rounded, d_rounded after O's
+// pointers and strides and the P and log-sum-exp pointers (byte 176).
+namespace {
+std::array<uint8_t, 512> flash_params(int32_t b, int32_t h, int32_t h_k, int32_t sq, int32_t sk,
+                                      int32_t d) {
+  std::array<uint8_t, 512> p{};
+  const auto put = [&p](size_t at, int32_t v) { std::memcpy(p.data() + at, &v, 4); };
+  const auto round = [](int32_t v, int32_t m) { return (v + m - 1) / m * m; };
+  put(96, h), put(100, h_k), put(104, h / h_k);
+  put(176, b), put(180, sq), put(184, sk), put(188, 0), put(192, d);
+  put(196, round(sq, 128)), put(200, round(sk, 128)), put(204, round(d, 32));
+  return p;
+}
+}  // namespace
+
+TEST(TorchKernelArgs, FlashSizesFromTheParamsStruct) {
+  // Cross-attention with grouped keys: 2048 queries over 560 keys, 16 query heads sharing 4
+  // key/value heads. The grid (16 query blocks of 128, batch 2, 16 heads) alone would say 2048
+  // keys and 16 key/value heads.
+  const TorchKernel fwd = classify(kFlash);
+  std::array<uint8_t, 512> params = flash_params(2, 16, 4, 2048, 560, 64);
+  void* args[] = {params.data()};
+  auto w = launch_work(fwd, args, {16, 2, 16});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->kind, phantora::wire::WorkKind::kAttentionForward);
+  EXPECT_EQ(w->attention.batch, 2u);
+  EXPECT_EQ(w->attention.heads_q, 16u);
+  EXPECT_EQ(w->attention.heads_kv, 4u);
+  EXPECT_EQ(w->attention.seq_q, 2048u);
+  EXPECT_EQ(w->attention.seq_k, 560u);
+  EXPECT_EQ(w->attention.head_dim, 64u);
+  EXPECT_EQ(w->attention.dtype, phantora::wire::DataType::kBF16);
+  EXPECT_EQ(w->attention.impl, phantora::wire::AttentionImpl::kFlash2);
+
+  // Backward (kBlockN 128): the grid's x counts key blocks, ceil(560 / 128) = 5.
+  const TorchKernel bwd = classify(
+      "void pytorch_flash::flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<Flash_bwd_kernel_traits<"
+      "128, 64, 128, 8, 2, 4, 2, false, false, cutlass::half_t, Flash_kernel_traits<128, 64, 128, "
+      "8, cutlass::half_t> >, false, false, false, false, true, true, false>(pytorch_flash::"
+      "Flash_bwd_params)");
+  params = flash_params(2, 16, 4, 2048, 560, 128);
+  w = launch_work(bwd, args, {5, 2, 16});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->kind, phantora::wire::WorkKind::kAttentionBackward);
+  EXPECT_EQ(w->attention.seq_q, 2048u);
+  EXPECT_EQ(w->attention.seq_k, 560u);
+  EXPECT_EQ(w->attention.heads_kv, 4u);
+  EXPECT_EQ(w->attention.dtype, phantora::wire::DataType::kF16);
+
+  // A struct that disagrees with the launch (12 heads in the grid, 16 in the struct; or query
+  // blocks that do not cover seqlen_q) is not believed: the grid's square shape is used.
+  params = flash_params(2, 16, 4, 2048, 560, 64);
+  w = launch_work(fwd, args, {16, 2, 12});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->attention.heads_q, 12u);
+  EXPECT_EQ(w->attention.heads_kv, 12u);
+  EXPECT_EQ(w->attention.seq_k, 2048u);
+  w = launch_work(fwd, args, {8, 2, 16});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->attention.seq_q, 1024u);
+  EXPECT_EQ(w->attention.seq_k, 1024u);
 }
 
 TEST(TorchKernelArgs, GatherAndEmbeddingBagSizesFromTheirParameters) {
@@ -667,15 +734,16 @@ TEST(TorchKernelArgs, FlashSplitKvForwardAndCombine) {
   EXPECT_EQ(split.flash, FlashKernel::kForwardSplitKv);
   EXPECT_TRUE(split.flash_causal);
   EXPECT_TRUE(split.flash_split);
-  char params = 0;
-  void* args[] = {&params};
+  // A params struct whose sizes disagree with the launch (all zero): the grid decides.
+  std::array<uint8_t, 512> params{};
+  void* args[] = {params.data()};
   auto w = launch_work(split, args, {4, 2, 2 * 8});  // 4 x 64 queries, 2 splits, batch 2 x 8 heads
-  ASSERT_TRUE(w.has_value() && w->attention.has_value());
-  EXPECT_EQ(w->attention->batch, 1u);
-  EXPECT_EQ(w->attention->heads, 16u);
-  EXPECT_EQ(w->attention->seq_q, 256u);
-  EXPECT_EQ(w->attention->head_dim, 32u);
-  EXPECT_FALSE(w->attention->backward);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->attention.batch, 1u);
+  EXPECT_EQ(w->attention.heads_q, 16u);
+  EXPECT_EQ(w->attention.seq_q, 256u);
+  EXPECT_EQ(w->attention.head_dim, 32u);
+  EXPECT_EQ(w->kind, phantora::wire::WorkKind::kAttentionForward);
 
   // The combine: <traits, kBlockM 16, log2 max splits 1, ...>; 2 x 8 x 256 rows / 16 blocks.
   const TorchKernel combine = classify(

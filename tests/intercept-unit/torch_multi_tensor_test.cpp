@@ -212,7 +212,7 @@ TEST(TorchMultiTensor, LaunchWorkIsElementsTimesTheListsBytes) {
   void* args[] = {m.get()};
   const auto w = launch_work(adam, args, {blocks, 1, 1});
   ASSERT_TRUE(w);
-  EXPECT_STREQ(w->op, "foreach");
+  EXPECT_EQ(w->kind, phantora::wire::WorkKind::kForeach);
   EXPECT_EQ(w->bytes_read, 131072u * 16);
   EXPECT_EQ(w->bytes_written, 131072u * 12);
 }

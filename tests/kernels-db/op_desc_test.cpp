@@ -1,5 +1,7 @@
 #include "phantora/kernels/op_desc.hpp"
 
+#include <optional>
+
 #include <gtest/gtest.h>
 
 namespace phantora::kernels {
@@ -101,6 +103,64 @@ TEST(Signature, DtypeNamesRoundTrip) {
   EXPECT_EQ(dtype_bytes(DType::kBF16), 2u);
   EXPECT_EQ(dtype_bytes(DType::kF8E4M3), 1u);
   EXPECT_FALSE(parse_dtype("float").has_value());
+}
+
+// Library element types map onto the cost model's through one table: every type a signature
+// names has the wire type of the same name and size, and converts to it.
+TEST(Signature, WireDataTypesConvertThroughOneTable) {
+  for (DType t : {DType::kF16, DType::kBF16, DType::kF32, DType::kTF32, DType::kF64, DType::kF8E4M3,
+                  DType::kF8E5M2, DType::kI8, DType::kI32}) {
+    const wire::DataTypeInfo* same_name = nullptr;
+    for (const wire::DataTypeInfo& w : wire::kDataTypes) {
+      if (to_string(t) == w.name) same_name = &w;
+    }
+    ASSERT_NE(same_name, nullptr) << to_string(t);
+    EXPECT_EQ(dtype_of(same_name->type), t);
+    EXPECT_EQ(dtype_bytes(t), same_name->size);
+  }
+  EXPECT_EQ(dtype_of(wire::DataType::kU8), DType::kI8);
+  EXPECT_EQ(dtype_of(wire::DataType::kI64), DType::kF32);
+  EXPECT_EQ(dtype_of(wire::DataType::kUnknown), DType::kF32);
+}
+
+// The kind decoded by the shim travels typed; kernels-db names it for the signature.
+TEST(Signature, MemoryOpDescNamesTheDecodedKind) {
+  const std::optional<MemoryOpDesc> norm = memory_op_desc(wire::WorkKind::kNorm, 100, 50);
+  ASSERT_TRUE(norm.has_value());
+  EXPECT_EQ(signature(*norm), "mem:op=norm,read=100,write=50");
+  EXPECT_EQ(memory_op_desc(wire::WorkKind::kForeach, 1, 2)->op, "foreach");
+  EXPECT_FALSE(memory_op_desc(wire::WorkKind::kNone, 1, 2).has_value());
+  EXPECT_FALSE(memory_op_desc(wire::WorkKind::kAttentionForward, 1, 2).has_value());
+}
+
+// An attention launch's shape arrives typed and becomes the model's description field by field;
+// its signature names the implementation by the protocol's names.
+TEST(Signature, AttentionDescFromTheWire) {
+  wire::KernelWork w;
+  w.kind = wire::WorkKind::kAttentionBackward;
+  w.attention.batch = 2, w.attention.heads_q = 16, w.attention.heads_kv = 4;
+  w.attention.seq_q = 2048, w.attention.seq_k = 560, w.attention.head_dim = 128;
+  w.attention.dtype = wire::DataType::kF16;
+  w.attention.impl = wire::AttentionImpl::kFlex;
+  w.attention.causal = 1;
+  const std::optional<AttentionDesc> d = attention_desc(w);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(signature(*d),
+            "attn:pass=bwd,b=2,hq=16,hkv=4,sq=2048,sk=560,d=128,causal=1,dtype=f16,impl=flex");
+  w.kind = wire::WorkKind::kNorm;
+  EXPECT_FALSE(attention_desc(w).has_value());
+  for (const wire::AttentionImplName& n : wire::kAttentionImplNames) {
+    EXPECT_EQ(parse_attention_impl(to_string(n.impl)), n.impl);
+  }
+}
+
+// The CPU-time mode's names: what `phantora run --cpu-time` takes and the report shows.
+TEST(Protocol, CpuTimeModeNamesRoundTrip) {
+  for (const wire::CpuTimeModeName& n : wire::kCpuTimeModeNames) {
+    EXPECT_EQ(wire::parse_cpu_time(wire::cpu_time_name(n.mode)), n.mode);
+  }
+  EXPECT_EQ(wire::cpu_time_name(wire::CpuTimeMode::kModel), "model");
+  EXPECT_FALSE(wire::parse_cpu_time("modelled").has_value());
 }
 
 }  // namespace

@@ -37,5 +37,31 @@ achievable_ms = 2 * n**3 / 792.1e12 * 1e3 * (-(-tiles // sms)) / (tiles / sms)
 print(f"bf16 {n}^3 gemm: {ms:.3f} ms (at the best measured rate in whole waves "
       f"{achievable_ms:.3f} ms)")
 assert achievable_ms * 0.99 <= ms <= achievable_ms * 1.03, ms
+
+# beta = 1: the product reads C as well as writing it. On a memory-bound shape (k = 64; 11 us of
+# tensor-core work against 45 us of traffic) the plain product moves A and B (1 MiB each) and
+# writes C (128 MiB); c.addmm_(a, b) accumulates into C in place (beta = 1, no copy), 128 MiB
+# more: 258 / 130 = 1.98 x the bytes, less the fixed launch cost both pay. Were beta not read,
+# both would cost the same.
+a_big, b_big = a, b
+m, k = 8192, 64
+a = torch.empty(m, k, device="cuda", dtype=torch.bfloat16)
+b = torch.empty(k, m, device="cuda", dtype=torch.bfloat16)
+c = torch.empty(m, m, device="cuda", dtype=torch.bfloat16)
+
+
+def timed(op):
+    op()
+    a_big @ b_big  # 1.4 ms of GPU work while the host records `start`: the events bracket op alone
+    start.record()
+    op()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end)
+
+
+plain, accumulating = timed(lambda: a @ b), timed(lambda: c.addmm_(a, b))
+print(f"8192 x 8192 x 64 bf16: {plain * 1e3:.1f} us, accumulating into C {accumulating * 1e3:.1f} us")
+assert 1.8 <= accumulating / plain <= 258 / 130, (plain, accumulating)
 torch.cuda.synchronize()
 print("matmul ok")

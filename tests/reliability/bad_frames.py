@@ -4,7 +4,7 @@
 Runs as (part of) a job under `phantora run`, which puts the daemon's socket (or, with
 --listen, its TCP address) and the run's token in the environment (PHANTORA_SOCKET or
 PHANTORA_ADDRESS, PHANTORA_TOKEN). Each case opens a connection of
-its own, sends something wrong (layouts from simcore/include/phantora/protocol.hpp) and expects
+its own, sends something wrong (layouts from protocol/include/phantora/protocol.hpp) and expects
 the daemon to close it within a few seconds. Prints "bad_frames: all N refused" on success,
 else the cases that were not, and exits 1. Python 3.11+ standard library only.
 """
@@ -20,7 +20,7 @@ MAGIC = 0x50484E54
 
 def protocol_version():
     # wire::kVersion, read from the header so that this script follows protocol changes.
-    header = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "simcore",
+    header = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "protocol",
                           "include", "phantora", "protocol.hpp")
     with open(header) as f:
         for line in f:

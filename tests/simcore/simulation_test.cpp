@@ -34,8 +34,11 @@ class FixedCosts : public CostProvider {
   std::map<std::string, SimTime, std::less<>> kernels = {
       {"_Z1av", us(10)}, {"_Z1bv", us(20)}, {"_Z1cv", us(5)}, {"_Z1dv", us(7)}};
   std::vector<bool> pinned_seen;
+  std::vector<wire::KernelWork> work_seen;
+  std::vector<wire::Gemm> gemms_seen;
 
   Cost kernel(const KernelLaunch& l) override {
+    work_seen.push_back(l.work);
     auto it = kernels.find(l.mangled_name);
     if (it == kernels.end()) return Cost{us(1), CostSource::kDefault};
     return Cost{it->second, CostSource::kPinned};
@@ -61,7 +64,10 @@ class FixedCosts : public CostProvider {
     return Cost{t, CostSource::kModelled};
   }
   Cost memset(uint64_t) override { return Cost{us(2), CostSource::kModelled}; }
-  Cost gemm(const wire::Gemm&) { return Cost{us(50), CostSource::kModelled}; }
+  Cost gemm(const wire::Gemm& g) override {
+    gemms_seen.push_back(g);
+    return Cost{us(50), CostSource::kModelled};
+  }
 };
 
 // Builds the payload of one kBatch frame.
@@ -583,6 +589,32 @@ TEST_F(SimulationTest, GraphCopyMemsetAndEmptyNodes) {
   b.graph(2, {copy, mset, empty, kernel_node(1, {2}), d2d});
   b.graph_launch(2, kLegacy0, 10).stream_sync(kLegacy0, 1, 10);
   EXPECT_EQ(answer(c, b), us(10 + 4 + 42));
+}
+
+TEST_F(SimulationTest, GraphNodesCarryGemmsAndKernelWork) {
+  // A GEMM captured into a graph is priced as that GEMM (50 µs here, the provider's GEMM price,
+  // not a kernel's), and a kernel node's decoded work reaches the provider as a launch's does.
+  const ClientId c = connect();
+  wire::GraphNode gemm{};
+  gemm.kind = wire::GraphNodeKind::kGemm;
+  gemm.gemm.m = 4096, gemm.gemm.n = 1024, gemm.gemm.k = 512, gemm.gemm.batch = 1;
+  gemm.gemm.accumulate = 1;
+  wire::GraphNode attention = kernel_node(1, {0});
+  attention.work.kind = wire::WorkKind::kAttentionForward;
+  attention.work.attention.heads_q = 16, attention.work.attention.heads_kv = 4;
+  attention.work.attention.seq_k = 560;
+  Batch b;
+  b.kernel(1, "_Z1av");
+  b.graph(3, {gemm, attention});
+  b.graph_launch(3, kLegacy0, 10).stream_sync(kLegacy0, 1, 10);
+  EXPECT_EQ(answer(c, b), us(10 + 4 + 50 + 10));
+  ASSERT_EQ(costs.gemms_seen.size(), 1u);
+  EXPECT_EQ(costs.gemms_seen[0].m, 4096);
+  EXPECT_EQ(costs.gemms_seen[0].accumulate, 1);
+  ASSERT_FALSE(costs.work_seen.empty());
+  EXPECT_EQ(costs.work_seen.back().kind, wire::WorkKind::kAttentionForward);
+  EXPECT_EQ(costs.work_seen.back().attention.heads_kv, 4u);
+  EXPECT_EQ(costs.work_seen.back().attention.seq_k, 560u);
 }
 
 TEST_F(SimulationTest, GraphLaunchFollowsStreamSemantics) {

@@ -23,8 +23,8 @@ namespace {
 nlohmann::json priced_by_family(const sim::KernelsCostProvider::PricedByFamily& priced) {
   nlohmann::json out = nlohmann::json::object();
   for (const auto& [key, p] : priced) {
-    out[key.first][sim::to_string(key.second)] = {{"count", p.count},
-                                                  {"time_s", p.time.as_seconds()}};
+    out[key.first][std::string(kernels::to_string(key.second))] = {{"count", p.count},
+                                                                   {"time_s", p.time.as_seconds()}};
   }
   return out;
 }

@@ -14,9 +14,7 @@ namespace phantora::tools {
 namespace {
 
 wire::CpuTimeMode parse_cpu_time(const std::string& s) {
-  if (s == "measured") return wire::CpuTimeMode::kMeasured;
-  if (s == "model") return wire::CpuTimeMode::kModel;
-  if (s == "zero") return wire::CpuTimeMode::kZero;
+  if (const std::optional<wire::CpuTimeMode> m = wire::parse_cpu_time(s)) return *m;
   throw std::invalid_argument(
       fmt::format("--cpu-time must be measured, model or zero (got '{}')", s));
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "phantora/kernels/analytical_model.hpp"
+#include "phantora/kernels/cost_source.hpp"
 #include "phantora/kernels/gpu_catalog.hpp"
 #include "phantora/kernels/kernel_db.hpp"
 #include "phantora/kernels/kernel_times.hpp"
@@ -22,15 +23,6 @@
 #include "phantora/units.hpp"
 
 namespace phantora::kernels {
-
-// Where a duration came from; the report counts time by source.
-enum class CostSource : uint8_t {
-  kPinned = 0,    // the user's CSV of kernel times
-  kMeasured = 1,  // the kernel database (measured on a real GPU)
-  kModelled = 2,  // an analytical model (GEMM roofline, known kernel families)
-  kDefault = 3,   // the last-resort default by grid size
-};
-std::string_view to_string(CostSource source);
 
 struct KernelLaunchInfo {
   std::string_view mangled_name;

@@ -23,6 +23,10 @@ enum class DType : uint8_t { kF16, kBF16, kF32, kTF32, kF64, kF8E4M3, kF8E5M2, k
 std::string_view to_string(DType t);  // f16, bf16, f32, tf32, f64, f8e4m3, f8e5m2, i8, i32
 std::optional<DType> parse_dtype(std::string_view name);
 uint64_t dtype_bytes(DType t);  // storage size of one element (tf32 is stored as f32)
+// The cost model's type for a library call's element type (protocol.hpp says why the two stay
+// apart). u8 is priced as i8 (same size, same integer tensor-core path); the types no GEMM takes
+// (i64, u32, u64) and kUnknown as f32.
+DType dtype_of(wire::DataType t);
 
 // One cuBLAS/cuBLASLt matrix multiply: C = op(A) · op(B) (+ C when beta != 0), `batch` times.
 // m, n, k are the dimensions after the transposes (C is m×n, the inner dimension is k).
@@ -38,7 +42,8 @@ struct GemmDesc {
 
 // Which kernel family runs it: FlashAttention 2 (PyTorch SDPA's flash backend), 3, or
 // FlexAttention's Triton kernels (inductor's flex_attention templates).
-enum class AttentionImpl : uint8_t { kFlash2, kFlash3, kFlex };
+// The protocol's vocabulary: the shim names the implementation on the wire.
+using AttentionImpl = wire::AttentionImpl;
 std::string_view to_string(AttentionImpl impl);  // fa2, fa3, flex
 std::optional<AttentionImpl> parse_attention_impl(std::string_view name);
 
@@ -76,6 +81,16 @@ struct KernelDesc {
   uint64_t shared_mem = 0;
   std::vector<std::pair<std::string, uint64_t>> size_args;
 };
+
+// The memory-bound work the shim decoded from a launch (wire::Launch::work and its byte
+// counts), named by the family token of its signature; nullopt for kNone and the attention
+// kinds, which are priced by shape (AttentionDesc).
+std::optional<MemoryOpDesc> memory_op_desc(wire::WorkKind kind, uint64_t bytes_read,
+                                           uint64_t bytes_written);
+
+// The attention call the shim decoded from a launch (wire::KernelWork's attention kinds);
+// nullopt for every other kind.
+std::optional<AttentionDesc> attention_desc(const wire::KernelWork& work);
 
 // cudaMemset*: the memory operation `memset`, writing `bytes` and reading nothing.
 MemoryOpDesc memset_desc(uint64_t bytes);

@@ -25,11 +25,8 @@ struct KernelLaunch {
   std::array<uint32_t, 3> grid{1, 1, 1};
   std::array<uint32_t, 3> block{1, 1, 1};
   uint64_t shared_mem = 0;
-  // Memory traffic the shim decoded from the launch arguments (wire::Launch); kNone if unknown.
-  wire::WorkKind work = wire::WorkKind::kNone;
-  uint64_t bytes_read = 0;
-  uint64_t bytes_written = 0;
-  std::array<uint32_t, 6> dims{};  // attention shapes (wire::Launch::dims)
+  // What the shim decoded from the launch (wire::Launch, wire::GraphNode); kNone if unknown.
+  wire::KernelWork work{};
 };
 
 class CostProvider {

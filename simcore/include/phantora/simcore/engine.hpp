@@ -26,9 +26,11 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "phantora/kernels/cost_source.hpp"
 #include "phantora/units.hpp"
 
 namespace phantora::sim {
@@ -50,15 +52,17 @@ enum class OpKind : uint8_t {
 
 const char* to_string(OpKind k);
 
-// Where an operation's cost came from; the report shows the share of each.
-enum class CostSource : uint8_t { kMeasured, kPinned, kModelled, kDefault, kNone };
-
-const char* to_string(CostSource s);
+// Where an operation's cost came from (kernels-db's vocabulary); the report shows the share of
+// each. Operations the cost model does not price (event records, host functions, graphs as a
+// whole, collectives) have none.
+using kernels::CostSource;
+// The source's name, or "none" for an operation without one (trace.json's `source`).
+std::string_view source_name(std::optional<CostSource> s);
 
 struct OpDesc {
   OpKind kind = OpKind::kKernel;
   SimTime cost;
-  CostSource source = CostSource::kNone;
+  std::optional<CostSource> source;  // none: not priced by the cost model
   uint32_t label = 0;  // caller-defined (kernel name id); the engine only passes it through
   uint64_t bytes = 0;  // copies and memsets
 };

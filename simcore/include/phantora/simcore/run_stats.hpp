@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,7 +36,7 @@ struct GpuStats {
 struct KernelStats {
   uint64_t count = 0;
   SimTime total;
-  CostSource source = CostSource::kNone;
+  std::optional<CostSource> source;  // of its last launch
 };
 
 struct RunStats {

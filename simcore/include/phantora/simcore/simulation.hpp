@@ -105,7 +105,7 @@ class Simulation {
   struct KernelTally {
     uint64_t count = 0;
     SimTime total;
-    CostSource source = CostSource::kNone;
+    std::optional<CostSource> source;
     std::string quoted;  // the name as a JSON string, for the trace
   };
   struct GraphNodeCost {

@@ -16,13 +16,15 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string_view>
 #include <type_traits>
 
 namespace phantora::wire {
 
 inline constexpr uint32_t kMagic = 0x50484e54;  // "PHNT"
 // 2: Launch carries decoded memory work; 3: and attention shapes.
-inline constexpr uint16_t kVersion = 4;
+inline constexpr uint16_t kVersion = 5;
 inline constexpr size_t kTokenBytes = 32;
 // Large enough for a group of small collectives with their payloads (kMaxPayloadBytes each).
 inline constexpr size_t kMaxFrameBytes = 64u << 20;
@@ -51,7 +53,31 @@ struct FrameHeader {
   uint32_t length = 0;  // payload bytes after this header
 };
 
+// How a client's host clock advances between calls (docs/time.md). The one enumeration for it:
+// `phantora run --cpu-time` parses it, the shim reads it from PHANTORA_CPU_TIME before it
+// connects and from the welcome after, the report names it.
 enum class CpuTimeMode : uint8_t { kMeasured = 0, kModel = 1, kZero = 2 };
+struct CpuTimeModeName {
+  CpuTimeMode mode;
+  std::string_view name;
+};
+inline constexpr CpuTimeModeName kCpuTimeModeNames[] = {
+    {CpuTimeMode::kMeasured, "measured"},
+    {CpuTimeMode::kModel, "model"},
+    {CpuTimeMode::kZero, "zero"},
+};
+inline std::string_view cpu_time_name(CpuTimeMode m) {
+  for (const CpuTimeModeName& n : kCpuTimeModeNames) {
+    if (n.mode == m) return n.name;
+  }
+  return "?";
+}
+inline std::optional<CpuTimeMode> parse_cpu_time(std::string_view name) {
+  for (const CpuTimeModeName& n : kCpuTimeModeNames) {
+    if (n.name == name) return n.mode;
+  }
+  return std::nullopt;
+}
 
 struct Hello {
   char token[kTokenBytes]{};
@@ -189,8 +215,30 @@ struct DefineKernel {
   uint32_t name_bytes = 0;
 };
 
-// What a launch of a known kernel family moves through memory, as the shim decoded it from the
-// launch arguments (intercept/src/torch_kernel_args.hpp); kNone when the family is not known.
+// Element types of library calls (cuBLAS, NCCL), independent of any NVIDIA header. Kept apart
+// from the cost model's kernels::DType: NCCL reduces integer types (u8, i64, u32, u64) that no
+// kernel-database signature names, and the wire needs numbers fixed by the protocol version.
+// kernels-db converts with one table (kernels::dtype_of).
+enum class DataType : uint8_t {
+  kUnknown = 0,
+  kF64 = 1,
+  kF32 = 2,
+  kTF32 = 3,  // F32 storage computed on tensor cores
+  kF16 = 4,
+  kBF16 = 5,
+  kFP8E4M3 = 6,
+  kFP8E5M2 = 7,
+  kI8 = 8,
+  kI32 = 9,
+  kU8 = 10,
+  kI64 = 11,
+  kU32 = 12,
+  kU64 = 13,
+};
+
+// What a launch of a known kernel family does, as the shim decoded it from the launch
+// (intercept/src/torch_kernel_args.hpp, described_launches.hpp); kNone when the family is not
+// known. The memory-bound kinds carry the bytes they move, the attention kinds a shape.
 enum class WorkKind : uint8_t {
   kNone = 0,
   kElementwise = 1,
@@ -198,42 +246,54 @@ enum class WorkKind : uint8_t {
   kCat = 3,
   kNorm = 4,
   kSoftmax = 5,
-  kAttentionForward = 6,   // Launch::dims = batch, heads, seq_q, seq_k, head_dim, flags
-  kAttentionBackward = 7,  // flags: bit 0 causal, bit 1 bf16 (else fp16), bit 2 FlexAttention
-  kForeach = 8,            // multi_tensor_apply: _foreach_* ops, fused optimizers
-  kRandom = 9,             // random-number generation (normal_, uniform_, randint, dropout masks)
-  kSort = 10,              // radix-sort passes and histograms (CUB)
-  kScan = 11,              // prefix sums, select / unique-by-key and their tile state (CUB)
+  kAttentionForward = 6,  // KernelWork::attention
+  kAttentionBackward = 7,
+  kForeach = 8,  // multi_tensor_apply: _foreach_* ops, fused optimizers
+  kRandom = 9,   // random-number generation (normal_, uniform_, randint, dropout masks)
+  kSort = 10,    // radix-sort passes and histograms (CUB)
+  kScan = 11,    // prefix sums, select / unique-by-key and their tile state (CUB)
 };
-// The memory-op token of the cost model (kernels-db MemoryOpDesc::op); "" for kNone.
-inline const char* work_name(WorkKind k) {
-  switch (k) {
-    case WorkKind::kElementwise:
-      return "elementwise";
-    case WorkKind::kReduce:
-      return "reduce";
-    case WorkKind::kCat:
-      return "cat";
-    case WorkKind::kNorm:
-      return "norm";
-    case WorkKind::kSoftmax:
-      return "softmax";
-    case WorkKind::kForeach:
-      return "foreach";
-    case WorkKind::kRandom:
-      return "random";
-    case WorkKind::kSort:
-      return "sort";
-    case WorkKind::kScan:
-      return "scan";
-    case WorkKind::kAttentionForward:
-    case WorkKind::kAttentionBackward:
-      return "attention";
-    case WorkKind::kNone:
-      break;
+// The cost model names the memory-bound kinds (kernels-db memory_op_desc); the wire carries
+// the kind only.
+
+// Which kernels compute an attention call: they run at different rates on the same shape.
+enum class AttentionImpl : uint8_t {
+  kFlash2 = 0,  // FlashAttention-2 (PyTorch's SDPA flash kernels)
+  kFlash3 = 1,  // FlashAttention-3
+  kFlex = 2,    // FlexAttention's inductor-generated Triton kernels
+};
+// Their names: kernels-db's attention signatures (impl=...) and the impl argument of the shim's
+// phantora_describe_next_attention().
+struct AttentionImplName {
+  AttentionImpl impl;
+  std::string_view name;
+};
+inline constexpr AttentionImplName kAttentionImplNames[] = {{AttentionImpl::kFlash2, "fa2"},
+                                                            {AttentionImpl::kFlash3, "fa3"},
+                                                            {AttentionImpl::kFlex, "flex"}};
+inline std::optional<AttentionImpl> parse_attention_impl(std::string_view name) {
+  for (const AttentionImplName& n : kAttentionImplNames) {
+    if (n.name == name) return n.impl;
   }
-  return "";
+  return std::nullopt;
 }
+
+struct AttentionShape {
+  uint32_t batch = 0, heads_q = 0, heads_kv = 0, seq_q = 0, seq_k = 0, head_dim = 0;
+  DataType dtype = DataType::kBF16;
+  AttentionImpl impl = AttentionImpl::kFlash2;
+  uint8_t causal = 0;
+  uint8_t pad = 0;
+};
+
+// One kernel's work, the same for a direct launch and a captured graph's kernel node.
+struct KernelWork {
+  WorkKind kind = WorkKind::kNone;
+  uint8_t pad[7]{};
+  uint64_t bytes_read = 0;  // memory-bound kinds; both 0 otherwise
+  uint64_t bytes_written = 0;
+  AttentionShape attention{};  // the attention kinds
+};
 
 struct Launch {
   uint64_t stream = 0;
@@ -242,11 +302,7 @@ struct Launch {
   uint32_t grid[3]{};
   uint32_t block[3]{};
   uint64_t shared_mem = 0;
-  uint64_t bytes_read = 0;  // decoded memory work; both 0 with kNone
-  uint64_t bytes_written = 0;
-  WorkKind work = WorkKind::kNone;
-  uint8_t pad[7]{};
-  uint32_t dims[6]{};  // attention shapes (WorkKind::kAttention*)
+  KernelWork work{};
 };
 
 enum class CopyKind : uint8_t {
@@ -303,15 +359,29 @@ struct HostClock {
   uint32_t pad = 0;
 };
 
-// A captured CUDA graph: nodes are launches, copies or memsets; each names the nodes it
-// depends on by index (earlier nodes only). Its cost on replay is the longest path.
+// C = epilogue(alpha * op(A) * op(B) + beta * C), `batch` independent products of m x n x k.
+struct Gemm {
+  uint64_t stream = 0;
+  int32_t device = 0;
+  uint32_t api = 0;  // which entry point issued it (intercept's own numbering, for the trace)
+  int64_t m = 0, n = 0, k = 0;
+  int64_t batch = 1;
+  DataType a_type{}, b_type{}, c_type{}, compute_type{};
+  uint8_t trans_a = 0, trans_b = 0;
+  uint8_t epilogue = 0;    // 0 none; cuBLASLt epilogue bits otherwise (bias, gelu, relu ...)
+  uint8_t accumulate = 0;  // beta != 0: C is read as well as written
+};
+static_assert(std::is_trivially_copyable_v<Gemm>);
+
+// A captured CUDA graph: nodes are launches, library GEMMs, copies or memsets; each names the
+// nodes it depends on by index (earlier nodes only). Its cost on replay is the longest path.
 struct DefineGraph {
   uint64_t graph = 0;
   uint32_t node_count = 0;
   uint32_t pad = 0;
 };
 
-enum class GraphNodeKind : uint8_t { kKernel = 1, kCopy = 2, kMemset = 3, kEmpty = 4 };
+enum class GraphNodeKind : uint8_t { kKernel = 1, kCopy = 2, kMemset = 3, kEmpty = 4, kGemm = 5 };
 
 inline constexpr int kMaxGraphNodeDeps = 8;
 
@@ -325,6 +395,9 @@ struct GraphNode {
   uint32_t block[3]{};
   uint64_t bytes = 0;
   uint32_t deps[kMaxGraphNodeDeps]{};
+  uint64_t shared_mem = 0;  // kernel nodes
+  KernelWork work{};        // kernel nodes
+  Gemm gemm{};              // GEMM nodes (stream and device unused: the graph's launch says)
 };
 
 struct GraphLaunch {
@@ -333,38 +406,6 @@ struct GraphLaunch {
   int32_t device = 0;
   uint32_t pad = 0;
 };
-
-// Element types of library calls (cuBLAS, NCCL), independent of any NVIDIA header.
-enum class DataType : uint8_t {
-  kUnknown = 0,
-  kF64 = 1,
-  kF32 = 2,
-  kTF32 = 3,  // F32 storage computed on tensor cores
-  kF16 = 4,
-  kBF16 = 5,
-  kFP8E4M3 = 6,
-  kFP8E5M2 = 7,
-  kI8 = 8,
-  kI32 = 9,
-  kU8 = 10,
-  kI64 = 11,
-  kU32 = 12,
-  kU64 = 13,
-};
-
-// C = epilogue(alpha * op(A) * op(B) + beta * C), `batch` independent products of m x n x k.
-struct Gemm {
-  uint64_t stream = 0;
-  int32_t device = 0;
-  uint32_t api = 0;  // which entry point issued it (intercept's own numbering, for the trace)
-  int64_t m = 0, n = 0, k = 0;
-  int64_t batch = 1;
-  DataType a_type{}, b_type{}, c_type{}, compute_type{};
-  uint8_t trans_a = 0, trans_b = 0;
-  uint8_t epilogue = 0;  // 0 none; cuBLASLt epilogue bits otherwise (bias, gelu, relu ...)
-  uint8_t pad = 0;
-};
-static_assert(std::is_trivially_copyable_v<Gemm>);
 
 // NCCL communicators. `comm` is the client's own handle for the communicator; the daemon
 // learns which communicator it is from the unique id at init (or the parent at split).
@@ -429,62 +470,34 @@ struct CollectiveOp {
 // pickled objects) while keeping gradient-sized operations timing-only.
 inline constexpr uint64_t kMaxPayloadBytes = 64 << 10;
 
-// The names kernels-db signatures use (f16, bf16, f8e4m3, ...).
+// Name (the spelling kernels-db signatures use: f16, bf16, f8e4m3, ...) and element size of
+// each DataType.
+struct DataTypeInfo {
+  DataType type;
+  const char* name;
+  uint64_t size;
+};
+inline constexpr DataTypeInfo kDataTypes[] = {
+    {DataType::kF64, "f64", 8},        {DataType::kF32, "f32", 4},
+    {DataType::kTF32, "tf32", 4},      {DataType::kF16, "f16", 2},
+    {DataType::kBF16, "bf16", 2},      {DataType::kFP8E4M3, "f8e4m3", 1},
+    {DataType::kFP8E5M2, "f8e5m2", 1}, {DataType::kI8, "i8", 1},
+    {DataType::kI32, "i32", 4},        {DataType::kU8, "u8", 1},
+    {DataType::kI64, "i64", 8},        {DataType::kU32, "u32", 4},
+    {DataType::kU64, "u64", 8},
+};
+
 inline const char* dtype_name(DataType t) {
-  switch (t) {
-    case DataType::kF64:
-      return "f64";
-    case DataType::kF32:
-      return "f32";
-    case DataType::kTF32:
-      return "tf32";
-    case DataType::kF16:
-      return "f16";
-    case DataType::kBF16:
-      return "bf16";
-    case DataType::kFP8E4M3:
-      return "f8e4m3";
-    case DataType::kFP8E5M2:
-      return "f8e5m2";
-    case DataType::kI8:
-      return "i8";
-    case DataType::kI32:
-      return "i32";
-    case DataType::kU8:
-      return "u8";
-    case DataType::kI64:
-      return "i64";
-    case DataType::kU32:
-      return "u32";
-    case DataType::kU64:
-      return "u64";
-    case DataType::kUnknown:
-      return "unknown";
+  for (const DataTypeInfo& d : kDataTypes) {
+    if (d.type == t) return d.name;
   }
   return "unknown";
 }
 
+// 0 for kUnknown.
 inline uint64_t dtype_size(DataType t) {
-  switch (t) {
-    case DataType::kF64:
-    case DataType::kI64:
-    case DataType::kU64:
-      return 8;
-    case DataType::kF32:
-    case DataType::kTF32:
-    case DataType::kI32:
-    case DataType::kU32:
-      return 4;
-    case DataType::kF16:
-    case DataType::kBF16:
-      return 2;
-    case DataType::kFP8E4M3:
-    case DataType::kFP8E5M2:
-    case DataType::kI8:
-    case DataType::kU8:
-      return 1;
-    case DataType::kUnknown:
-      return 0;
+  for (const DataTypeInfo& d : kDataTypes) {
+    if (d.type == t) return d.size;
   }
   return 0;
 }
