@@ -7,77 +7,26 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include "op_trace.hpp"
+#include "record_reading.hpp"
+#include "run_accounting.hpp"
+
 namespace phantora::sim {
-namespace {
 
-template <typename T>
-T read_body(std::span<const std::byte> body, std::string_view what) {
-  if (body.size() < sizeof(T)) {
-    throw ProtocolError(
-        fmt::format("{} record is {} bytes, expected {}", what, body.size(), sizeof(T)));
-  }
-  T value;
-  std::memcpy(&value, body.data(), sizeof(T));
-  return value;
-}
-
-template <typename T>
-T read_exact(std::span<const std::byte> body, std::string_view what) {
-  if (body.size() != sizeof(T)) {
-    throw ProtocolError(
-        fmt::format("{} record is {} bytes, expected {}", what, body.size(), sizeof(T)));
-  }
-  return read_body<T>(body, what);
-}
-
-}  // namespace
-
-// Turns every completed operation into a trace span and into the run's statistics.
-class Simulation::TraceObserver : public Observer {
+// Each completed operation goes to the run's statistics and, but for collectives (which write
+// their own spans), to the trace.
+class Simulation::OpObserver : public Observer {
  public:
-  explicit TraceObserver(Simulation& sim) : sim_(sim) {}
+  explicit OpObserver(Simulation& sim) : sim_(sim) {}
   void on_collective_ready(ClientId client, StreamId stream, uint64_t token,
                            SimTime ready) override {
     sim_.collectives_.ready(client, stream, token, ready);
   }
   void on_op(const CompletedOp& op) override {
-    Client& c = sim_.clients_.at(op.client);
-    const SimTime duration = op.end - op.start;
-    RunStats& stats = sim_.stats_;
-    stats.op_counts[op.desc.kind]++;
-    stats.simulated_end = std::max(stats.simulated_end, op.end);
+    const Client& c = sim_.clients_.at(op.client);
     const int gpu = sim_.global_gpu(c, op.device);
-    stats.gpus[gpu].busy += duration;
-    if (op.desc.kind == OpKind::kCollective) {
-      sim_.comm_time_[gpu].add(op.start, op.end);
-      return;  // collectives write their own spans, with algorithm and bandwidth
-    }
-    if (op.desc.kind == OpKind::kKernel || op.desc.kind == OpKind::kGraph) {
-      sim_.compute_time_[gpu].add(op.start, op.end);
-    }
-    if (op.desc.source) stats.gpu_time_by_source[*op.desc.source] += duration;
-    const std::string* quoted = nullptr;
-    if (op.desc.kind == OpKind::kKernel) {
-      Simulation::KernelTally& k = c.kernel_tally[op.desc.label];
-      k.count++;
-      k.total += duration;
-      k.source = op.desc.source;
-      if (k.quoted.empty()) k.quoted = TraceWriter::quote(c.kernels.at(op.desc.label));
-      quoted = &k.quoted;
-    }
-    if (sim_.trace_ == nullptr || op.desc.kind == OpKind::kWaitEvent) return;
-    static const std::string kinds[] = {TraceWriter::quote(to_string(OpKind::kKernel)),
-                                        TraceWriter::quote(to_string(OpKind::kCopy)),
-                                        TraceWriter::quote(to_string(OpKind::kMemset)),
-                                        TraceWriter::quote(to_string(OpKind::kEventRecord)),
-                                        TraceWriter::quote(to_string(OpKind::kWaitEvent)),
-                                        TraceWriter::quote(to_string(OpKind::kGraph)),
-                                        TraceWriter::quote(to_string(OpKind::kHostFunc)),
-                                        TraceWriter::quote(to_string(OpKind::kCollective))};
-    sim_.trace_->op_span(op.client, op.stream,
-                         quoted != nullptr ? *quoted : kinds[static_cast<int>(op.desc.kind)],
-                         to_string(op.desc.kind), op.start, op.end, source_name(op.desc.source),
-                         op.submitted, gpu, op.desc.bytes);
+    sim_.accounting_->on_op(op, gpu);
+    sim_.op_trace_->on_op(op, gpu, c.kernels);
   }
 
  private:
@@ -86,10 +35,13 @@ class Simulation::TraceObserver : public Observer {
 
 Simulation::Simulation(SimulationConfig config, CostProvider& costs)
     : config_(std::move(config)),
-      costs_(costs),
+      pricing_(costs),
       trace_(config_.trace_path.empty() ? nullptr
                                         : std::make_unique<TraceWriter>(config_.trace_path)),
-      observer_(std::make_unique<TraceObserver>(*this)),
+      accounting_(std::make_unique<RunAccounting>(static_cast<size_t>(config_.hosts) *
+                                                  config_.gpus_per_host)),
+      op_trace_(std::make_unique<OpTrace>(trace_.get())),
+      observer_(std::make_unique<OpObserver>(*this)),
       engine_(EngineConfig{config_.launch_latency}, observer_.get()),
       network_(config_.topology
                    ? *config_.topology
@@ -119,9 +71,6 @@ Simulation::Simulation(SimulationConfig config, CostProvider& costs)
         "the topology describes {} hosts x {} GPUs, the run {} x {}", network_.topology().hosts(),
         network_.topology().gpus_per_host(), config_.represented_hosts(), config_.gpus_per_host));
   }
-  stats_.gpus.resize(static_cast<size_t>(config_.hosts) * config_.gpus_per_host);
-  comm_time_.resize(stats_.gpus.size());
-  compute_time_.resize(stats_.gpus.size());
 }
 
 Simulation::~Simulation() = default;
@@ -341,52 +290,6 @@ uint32_t Simulation::gemm_label(Client& c, const wire::Gemm& g, const std::strin
   return label;
 }
 
-SimTime Simulation::graph_cost(Client& c, uint64_t graph) {
-  auto it = c.graphs.find(graph);
-  if (it == c.graphs.end()) throw ProtocolError(fmt::format("launch of unknown graph {}", graph));
-  // Nodes are topologically ordered (deps name earlier nodes), so one pass gives each node's
-  // earliest finish; the graph takes as long as its longest dependency chain.
-  const auto& nodes = it->second;
-  std::vector<SimTime> finish(nodes.size());
-  SimTime longest;
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    const wire::GraphNode& n = nodes[i];
-    SimTime ready;
-    for (int d = 0; d < n.dep_count; ++d) ready = std::max(ready, finish[n.deps[d]]);
-    SimTime cost;
-    switch (n.kind) {
-      case wire::GraphNodeKind::kKernel: {
-        auto name = c.kernels.find(n.kernel);
-        if (name == c.kernels.end()) throw ProtocolError("graph node names an undefined kernel");
-        cost = costs_
-                   .kernel(KernelLaunch{name->second,
-                                        {n.grid[0], n.grid[1], n.grid[2]},
-                                        {n.block[0], n.block[1], n.block[2]},
-                                        n.shared_mem,
-                                        n.work})
-                   .duration;
-        break;
-      }
-      case wire::GraphNodeKind::kGemm:
-        if (n.gemm.m < 0 || n.gemm.n < 0 || n.gemm.k < 0 || n.gemm.batch < 1)
-          throw ProtocolError("graph node: gemm with negative size");
-        cost = costs_.gemm(n.gemm).duration;
-        break;
-      case wire::GraphNodeKind::kCopy:
-        cost = costs_.copy(n.copy_kind, n.bytes, true).duration;
-        break;
-      case wire::GraphNodeKind::kMemset:
-        cost = costs_.memset(n.bytes).duration;
-        break;
-      case wire::GraphNodeKind::kEmpty:
-        break;
-    }
-    finish[i] = ready + cost;
-    longest = std::max(longest, finish[i]);
-  }
-  return longest;
-}
-
 void Simulation::apply(ClientId id, Client& c, const wire::RecordHeader& h,
                        std::span<const std::byte> body) {
   const SimTime at = SimTime::ps(h.host_time_ps);
@@ -419,14 +322,7 @@ void Simulation::apply(ClientId id, Client& c, const wire::RecordHeader& h,
     }
     case wire::RecordType::kLaunch: {
       const auto l = read_exact<wire::Launch>(body, "launch");
-      auto name = c.kernels.find(l.kernel);
-      if (name == c.kernels.end())
-        throw ProtocolError(fmt::format("launch of undefined kernel {}", l.kernel));
-      const Cost cost = costs_.kernel(KernelLaunch{name->second,
-                                                   {l.grid[0], l.grid[1], l.grid[2]},
-                                                   {l.block[0], l.block[1], l.block[2]},
-                                                   l.shared_mem,
-                                                   l.work});
+      const Cost cost = pricing_.launch(c.kernels, l);
       const StreamId s = stream_for(id, c, l.stream, l.device);
       engine_.submit(id, s, at, OpDesc{OpKind::kKernel, cost.duration, cost.source, l.kernel, 0});
       // A request here is a synchronous call waiting for this very operation, the last on its
@@ -437,7 +333,7 @@ void Simulation::apply(ClientId id, Client& c, const wire::RecordHeader& h,
     }
     case wire::RecordType::kCopy: {
       const auto cp = read_exact<wire::Copy>(body, "copy");
-      const Cost cost = costs_.copy(cp.kind, cp.bytes, cp.pinned != 0);
+      const Cost cost = pricing_.copy(cp);
       const StreamId s = stream_for(id, c, cp.stream, cp.device);
       engine_.submit(id, s, at, OpDesc{OpKind::kCopy, cost.duration, cost.source, 0, cp.bytes});
       // A request here is a synchronous call waiting for this very operation, the last on its
@@ -448,7 +344,7 @@ void Simulation::apply(ClientId id, Client& c, const wire::RecordHeader& h,
     }
     case wire::RecordType::kMemset: {
       const auto m = read_exact<wire::Memset>(body, "memset");
-      const Cost cost = costs_.memset(m.bytes);
+      const Cost cost = pricing_.memset(m);
       const StreamId s = stream_for(id, c, m.stream, m.device);
       engine_.submit(id, s, at, OpDesc{OpKind::kMemset, cost.duration, cost.source, 0, m.bytes});
       // A request here is a synchronous call waiting for this very operation, the last on its
@@ -459,9 +355,7 @@ void Simulation::apply(ClientId id, Client& c, const wire::RecordHeader& h,
     }
     case wire::RecordType::kGemm: {
       const auto g = read_exact<wire::Gemm>(body, "gemm");
-      if (g.m < 0 || g.n < 0 || g.k < 0 || g.batch < 1)
-        throw ProtocolError("gemm with negative size");
-      const Cost cost = costs_.gemm(g);
+      const Cost cost = pricing_.gemm(g);
       const StreamId s = stream_for(id, c, g.stream, g.device);
       const uint32_t label = gemm_label(c, g, cost.signature);
       engine_.submit(id, s, at, OpDesc{OpKind::kKernel, cost.duration, cost.source, label, 0});
@@ -532,7 +426,7 @@ void Simulation::apply(ClientId id, Client& c, const wire::RecordHeader& h,
       const auto m = read_exact<wire::MemOp>(body, "alloc/free");
       check_device(c, m.device);
       c.info.used_gpu = true;
-      GpuStats& g = stats_.gpus[global_gpu(c, m.device)];
+      GpuStats& g = accounting_->stats().gpus[global_gpu(c, m.device)];
       if (h.type == wire::RecordType::kAlloc) {
         if (!c.allocations.emplace(m.address, std::make_pair(m.device, m.bytes)).second) {
           throw ProtocolError(
@@ -544,7 +438,7 @@ void Simulation::apply(ClientId id, Client& c, const wire::RecordHeader& h,
         auto it = c.allocations.find(m.address);
         if (it == c.allocations.end()) throw ProtocolError("free of an address never allocated");
         // The bytes come back to the GPU the allocation was made on, whatever the record says.
-        stats_.gpus[global_gpu(c, it->second.first)].memory_in_use -=
+        accounting_->stats().gpus[global_gpu(c, it->second.first)].memory_in_use -=
             static_cast<int64_t>(it->second.second);
         c.allocations.erase(it);
       }
@@ -604,7 +498,10 @@ void Simulation::apply(ClientId id, Client& c, const wire::RecordHeader& h,
     }
     case wire::RecordType::kGraphLaunch: {
       const auto g = read_exact<wire::GraphLaunch>(body, "graph-launch");
-      const SimTime cost = graph_cost(c, g.graph);
+      auto graph = c.graphs.find(g.graph);
+      if (graph == c.graphs.end())
+        throw ProtocolError(fmt::format("launch of unknown graph {}", g.graph));
+      const SimTime cost = pricing_.graph(c.kernels, graph->second);
       const StreamId s = stream_for(id, c, g.stream, g.device);
       engine_.submit(id, s, at, OpDesc{OpKind::kGraph, cost, std::nullopt, 0, 0});
       return;
@@ -689,37 +586,33 @@ void Simulation::check_timeouts(std::chrono::steady_clock::time_point now) {
   }
 }
 
+const RunStats& Simulation::stats() const {
+  return accounting_->stats();
+}
+
 const RunStats& Simulation::finish() {
-  if (finished_) return stats_;
+  RunStats& stats = accounting_->stats();
+  if (finished_) return stats;
   finished_ = true;
   // Nobody can submit anything any more: let the network finish what it carries.
   run_network(true);
-  stats_.unfinished = waiting();
-  stats_.late_collective_starts = collectives_.late_starts();
-  stats_.communication = collectives_.stats();
-  stats_.links = network_.link_stats();
-  stats_.network = network_.counters();
-  for (Client& c : clients_) {
-    for (const auto& [label, k] : c.kernel_tally) {
-      KernelStats& total = stats_.kernels[c.kernels.at(label)];
-      total.count += k.count;
-      total.total += k.total;
-      total.source = k.source;
-    }
-  }
-  for (size_t g = 0; g < stats_.gpus.size(); ++g) {
-    stats_.gpus[g].communication = comm_time_[g].total();
-    stats_.gpus[g].exposed_communication = comm_time_[g].minus(compute_time_[g]);
-  }
-  stats_.clients.clear();
+  stats.unfinished = waiting();
+  stats.late_collective_starts = collectives_.late_starts();
+  stats.communication = collectives_.stats();
+  stats.links = network_.link_stats();
+  stats.network = network_.counters();
+  accounting_->finish([this](ClientId client, uint32_t label) -> const std::string& {
+    return clients_.at(client).kernels.at(label);
+  });
+  stats.clients.clear();
   for (size_t i = 0; i < clients_.size(); ++i) {
     ClientInfo info = clients_[i].info;
     const SimTime gpu_done = engine_.client_done(static_cast<ClientId>(i));
-    stats_.simulated_end = std::max({stats_.simulated_end, info.host_clock, gpu_done});
-    stats_.clients.push_back(info);
+    stats.simulated_end = std::max({stats.simulated_end, info.host_clock, gpu_done});
+    stats.clients.push_back(info);
   }
   if (trace_ != nullptr) trace_->finish();
-  return stats_;
+  return stats;
 }
 
 }  // namespace phantora::sim

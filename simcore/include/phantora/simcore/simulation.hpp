@@ -25,16 +25,15 @@
 #include "phantora/simcore/cost_provider.hpp"
 #include "phantora/simcore/engine.hpp"
 #include "phantora/simcore/interval_union.hpp"
+#include "phantora/simcore/protocol_error.hpp"
 #include "phantora/simcore/run_stats.hpp"
 #include "phantora/simcore/trace_writer.hpp"
+#include "phantora/simcore/work_pricing.hpp"
 
 namespace phantora::sim {
 
-// A malformed or unexpected message. The connection that sent it is closed; the daemon lives on.
-class ProtocolError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+class RunAccounting;
+class OpTrace;
 
 struct SimulationConfig {
   int hosts = 1;
@@ -92,7 +91,7 @@ class Simulation {
 
   // Ends the run: closes the trace and returns the figures for the report.
   const RunStats& finish();
-  const RunStats& stats() const { return stats_; }
+  const RunStats& stats() const;
   const net::NetworkSimulator& network() const { return network_; }
   const Collectives& collectives() const { return collectives_; }
   // Lines describing what is still waiting (collectives missing members, blocked ranks).
@@ -101,21 +100,9 @@ class Simulation {
   size_t connected_clients() const;
 
  private:
-  // Per-kernel totals of one client, by kernel id; named and merged across clients at the end.
-  struct KernelTally {
-    uint64_t count = 0;
-    SimTime total;
-    std::optional<CostSource> source;
-    std::string quoted;  // the name as a JSON string, for the trace
-  };
-  struct GraphNodeCost {
-    SimTime cost;
-    std::vector<uint32_t> deps;
-  };
   struct Client {
     ClientInfo info;
-    std::map<uint32_t, std::string> kernels;
-    std::unordered_map<uint32_t, KernelTally> kernel_tally;
+    WorkPricing::KernelNames kernels;
     std::map<std::string, uint32_t> synthetic_labels;  // GEMM shapes and other library calls
     std::map<uint64_t, std::vector<wire::GraphNode>> graphs;
     std::map<uint64_t, std::pair<int, uint64_t>> allocations;  // address -> (device, bytes)
@@ -131,13 +118,12 @@ class Simulation {
     SimTime bound;
     std::map<uint64_t, SimTime> resuming;
   };
-  class TraceObserver;
+  class OpObserver;
 
   Client& client(ClientId id);
   void apply(ClientId id, Client& c, const wire::RecordHeader& h, std::span<const std::byte> body);
   StreamId stream_for(ClientId id, Client& c, uint64_t stream, int device);
   void check_device(const Client& c, int device) const;
-  SimTime graph_cost(Client& c, uint64_t graph);
   uint32_t gemm_label(Client& c, const wire::Gemm& g, const std::string& signature);
   void note_host_time(Client& c, SimTime t);
   void reply(ClientId client, uint64_t request, SimTime time, int32_t v0 = 0, int32_t v1 = 0);
@@ -154,9 +140,13 @@ class Simulation {
   int global_gpu(const Client& c, int device) const;
 
   SimulationConfig config_;
-  CostProvider& costs_;
+  // The parts a completed or submitted operation goes through: its price, the run's
+  // statistics, its trace span (src/run_accounting.hpp, src/op_trace.hpp).
+  WorkPricing pricing_;
   std::unique_ptr<TraceWriter> trace_;
-  std::unique_ptr<TraceObserver> observer_;
+  std::unique_ptr<RunAccounting> accounting_;
+  std::unique_ptr<OpTrace> op_trace_;
+  std::unique_ptr<OpObserver> observer_;
   Engine engine_;
   net::NetworkSimulator network_;
   Collectives collectives_;
@@ -169,10 +159,6 @@ class Simulation {
   std::function<void(const std::string&)> failure_sink_;
   ClientId batch_client_ = 0;
   std::vector<wire::Reply>* batch_replies_ = nullptr;
-  RunStats stats_;
-  // Per global GPU: when collectives and when computation ran, for exposed communication.
-  std::vector<IntervalUnion> comm_time_;
-  std::vector<IntervalUnion> compute_time_;
   bool finished_ = false;
   bool departed_ = false;           // some client has gone (said goodbye or disconnected)
   bool stranded_reported_ = false;  // the run was ended for an operation it can never finish
