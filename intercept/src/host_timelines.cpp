@@ -47,6 +47,7 @@ struct PendingHandoff {
   const void* object;
   int64_t clock_ps;
   int64_t made_ns;
+  bool carries_bound;  // signalled by a thread whose clock bounds the simulation, or stands for one
 };
 
 struct Registry {
@@ -249,9 +250,13 @@ int64_t Timelines::least_other_clock_ps() {
   }
   const int64_t now = real_monotonic_ns();
   for (const auto& [thread, t] : r.by_thread) {
+    if (t == t_self) continue;
     const int64_t since = t->starting_since_ns.load(std::memory_order_relaxed);
-    if (t != t_self && since != 0 && now - since < kStartingWindowNs &&
-        t->state.load(std::memory_order_acquire) == ThreadState::kRunning)
+    const ThreadState s = t->state.load(std::memory_order_acquire);
+    // Standing for a bounding clock: running since it was started or handed one, or ended
+    // so (its exit keeps the mark) with a joiner waiting for its end.
+    if ((s == ThreadState::kRunning && since != 0 && now - since < kStartingWindowNs) ||
+        (s == ThreadState::kExited && since != 0 && t->awaited.load()))
       least = std::min(least, t->clock_ps.load(std::memory_order_relaxed));
   }
   // A hand-off signalled and not yet taken up is a thread about to run from its clock (between
@@ -277,10 +282,13 @@ void Timelines::signal(const void* object, bool all) {
   if (waiters <= 0 || !r.any_bounding.load(std::memory_order_relaxed)) return;
   const int n = all ? waiters : 1;
   const int64_t now = real_monotonic_ns();
+  const Timeline& me = self();
+  const bool carries = me.bounds.load(std::memory_order_relaxed) ||
+                       me.starting_since_ns.load(std::memory_order_relaxed) != 0;
   std::lock_guard lock(r.mu);
   auto& q = r.pending[slot_of(object)];
   for (int i = 0; i < n; ++i) {
-    q.push_back(PendingHandoff{object, clock, now});
+    q.push_back(PendingHandoff{object, clock, now, carries});
     add_pending_locked(r, clock);
   }
 }
@@ -306,15 +314,28 @@ int64_t Timelines::after_wait(const void* object) {
                                      [&](const PendingHandoff& h) { return h.object == object; });
       if (mine != q.end()) {
         handoff = mine->clock_ps;
+        // This thread runs from the hand-off's clock before the hand-off stops counting, so
+        // that no instant has neither (a timeout elsewhere could come due in between).
+        resume_from(handoff, mine->carries_bound);
         forget_pending_locked(r, handoff);
         q.erase(mine);
         if (q.empty()) r.pending.erase(it);
       }
     }
   }
-  if (handoff >= 0) advance_to(handoff);
-  set_state(ThreadState::kRunning);
+  if (handoff < 0) set_state(ThreadState::kRunning);
   return handoff;
+}
+
+void Timelines::resume_from(int64_t clock_ps, bool carries_bound) {
+  advance_to(clock_ps);
+  Timeline& t = self();
+  // A thread that makes no CUDA call but was handed a bounding thread's clock stands for it
+  // until it waits again, as a just-started thread does: what it hands on (a join, a signal)
+  // carries that clock to a thread that will submit work.
+  if (carries_bound && !t.bounds.load(std::memory_order_relaxed))
+    t.starting_since_ns.store(real_monotonic_ns(), std::memory_order_relaxed);
+  set_state(ThreadState::kRunning);
 }
 
 int64_t Timelines::last_signal_ps(const void* object) {
@@ -376,14 +397,15 @@ void Timelines::after_join(unsigned long thread, bool joined) {
       Timeline* t = it->second;
       if (joined) {
         end = t->clock_ps.load();
+        // The joiner runs from the ended thread's clock before that clock stops counting.
+        resume_from(end, t->bounds.load() || t->starting_since_ns.load() != 0);
         forget_locked(r, t);
       } else {
         t->awaited.store(false);
       }
     }
   }
-  if (end >= 0) advance_to(end);
-  set_state(ThreadState::kRunning);
+  if (end < 0) set_state(ThreadState::kRunning);
 }
 
 void Timelines::advance_to(int64_t ps) {

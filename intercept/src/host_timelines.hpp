@@ -77,9 +77,9 @@ class Timelines {
   static int64_t latest_ps();
   // The least clock of the other threads that do the program's CUDA work (running, not stalled,
   // or blocked in a call the simulator answers; ended, with a joiner waiting for their end), of
-  // threads they started that have not yet waited for anything, and of hand-offs not yet taken
-  // up (wire::kNoBound: none): a timed wait of this thread that ends later would run ahead of
-  // the rest of the process.
+  // threads they started or woken that have not yet waited again (or ended so, with a joiner
+  // waiting), and of hand-offs not yet taken up (wire::kNoBound: none): a timed wait of this
+  // thread that ends later would run ahead of the rest of the process.
   static int64_t least_other_clock_ps();
 
   // Hand-offs through a synchronisation object (a condition variable or semaphore address).
@@ -108,6 +108,10 @@ class Timelines {
 
   // Moves this thread's clock forward to at least `ps`.
   static void advance_to(int64_t ps);
+  // Runs on from a clock handed over by a signal or a join (advance_to, then kRunning); one
+  // `carries_bound` (from a thread that bounds the simulation or stands for one) makes this
+  // thread stand for it until it waits again, if it does not bound itself.
+  static void resume_from(int64_t clock_ps, bool carries_bound);
   // Sets this thread's clock back to `ps`: only for a sleep that committed its clock to its end
   // and was cut short by a signal.
   static void rewind_to(int64_t ps);
