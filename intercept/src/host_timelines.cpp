@@ -272,6 +272,15 @@ int64_t Timelines::latest_ps() {
   return latest;
 }
 
+namespace {
+// Whether `t`'s clock is one a timed wait elsewhere must not run past: a thread that bounds the
+// simulation, or one that stands for such a clock (started or woken by one, not yet waited).
+bool stands_for_bound(const Timeline& t) {
+  return t.bounds.load(std::memory_order_relaxed) ||
+         t.starting_since_ns.load(std::memory_order_relaxed) != 0;
+}
+}  // namespace
+
 void Timelines::signal(const void* object, bool all) {
   charge_cpu_now();
   const int64_t clock = self().clock_ps.load(std::memory_order_relaxed);
@@ -282,9 +291,7 @@ void Timelines::signal(const void* object, bool all) {
   if (waiters <= 0 || !r.any_bounding.load(std::memory_order_relaxed)) return;
   const int n = all ? waiters : 1;
   const int64_t now = real_monotonic_ns();
-  const Timeline& me = self();
-  const bool carries = me.bounds.load(std::memory_order_relaxed) ||
-                       me.starting_since_ns.load(std::memory_order_relaxed) != 0;
+  const bool carries = stands_for_bound(self());
   std::lock_guard lock(r.mu);
   auto& q = r.pending[slot_of(object)];
   for (int i = 0; i < n; ++i) {
@@ -398,7 +405,7 @@ void Timelines::after_join(unsigned long thread, bool joined) {
       if (joined) {
         end = t->clock_ps.load();
         // The joiner runs from the ended thread's clock before that clock stops counting.
-        resume_from(end, t->bounds.load() || t->starting_since_ns.load() != 0);
+        resume_from(end, stands_for_bound(*t));
         forget_locked(r, t);
       } else {
         t->awaited.store(false);

@@ -43,7 +43,8 @@ std::optional<OffsetCalc> read_calc(const uint8_t* p, int nargs) {
 struct FlashSizes {
   uint32_t batch, heads, heads_kv, seq_q, seq_k;
 };
-std::optional<FlashSizes> read_flash_sizes(const TorchKernel& k, const void* params,
+// `split`: a split-KV forward, whose grid puts the splits on y and batch x heads on z.
+std::optional<FlashSizes> read_flash_sizes(const TorchKernel& k, bool split, const void* params,
                                            const std::array<uint32_t, 3>& grid) {
   constexpr size_t kHeads = 96, kBatch = 176;
   const auto* p = static_cast<const uint8_t*>(params);
@@ -60,12 +61,10 @@ std::optional<FlashSizes> read_flash_sizes(const TorchKernel& k, const void* par
       sq_rounded != round128(sq) || sk_rounded != round128(sk)) {
     return std::nullopt;
   }
-  // Grid: (query blocks, batch, heads) forward, (key blocks, batch, heads) backward; a split-KV
-  // forward puts the splits on y and batch x heads on z.
+  // Grid: (query blocks, batch, heads) forward, (key blocks, batch, heads) backward.
   const bool backward = k.flash == FlashKernel::kBackward;
   const int64_t rows = backward ? sk : sq;
   const int64_t tile = backward ? k.flash_block_n : k.flash_block_m;
-  const bool split = k.flash == FlashKernel::kForwardSplitKv && k.flash_split;
   const bool grid_agrees =
       split ? int64_t{grid[2]} == int64_t{b} * h
             : grid[1] == static_cast<uint32_t>(b) && grid[2] == static_cast<uint32_t>(h);
@@ -375,15 +374,15 @@ std::optional<LaunchWork> launch_work(const TorchKernel& k, const DecodedArgs& d
           const uint64_t seq = k.flash != FlashKernel::kBackward
                                    ? seq_m
                                    : uint64_t{grid[0]} * static_cast<uint64_t>(k.flash_block_n);
+          const bool split = k.flash == FlashKernel::kForwardSplitKv && k.flash_split;
           wire::AttentionShape& a = w.attention;
-          if (const std::optional<FlashSizes> f = read_flash_sizes(k, args[0], grid)) {
+          if (const std::optional<FlashSizes> f = read_flash_sizes(k, split, args[0], grid)) {
             a.batch = f->batch, a.heads_q = f->heads, a.heads_kv = f->heads_kv;
             a.seq_q = f->seq_q, a.seq_k = f->seq_k;
           } else {
             // The grid alone: self-attention as in training, the other length taken to be the
             // same. A split launch spreads the keys over grid y and folds batch into heads
             // (grid z): the whole attention is still this one launch's work.
-            const bool split = k.flash == FlashKernel::kForwardSplitKv && k.flash_split;
             a.batch = static_cast<uint32_t>(split ? 1 : b);
             a.heads_q = a.heads_kv = static_cast<uint32_t>(h);
             a.seq_q = a.seq_k = static_cast<uint32_t>(seq);

@@ -129,11 +129,12 @@ def _host_evaluable(mask_mod):
         return False
 
 
-def _classify_block_mask(block_mask):
+def _classify_block_mask(block_mask, q_len, kv_len):
     """(kind, fraction) of a BlockMask's mask_mod, as classify_mask gives it. An and_masks
     composition with parts that read GPU memory (data-dependent: a packed-document mask) is
     classified by its other parts, an upper bound: the parts left out can only remove blocks."""
-    q_len, kv_len = (int(n) for n in block_mask.seq_lengths)
+    from torch.nn.attention.flex_attention import and_masks
+
     size = block_mask.BLOCK_SIZE
     q_block, kv_block = (int(n) for n in (size if isinstance(size, tuple) else (size, size)))
     mask_mod = block_mask.mask_mod
@@ -148,12 +149,7 @@ def _classify_block_mask(block_mask):
                        "not compute, e.g. document boundaries); priced by its other "
                        "part(s) " + ", ".join(repr(_mask_name(m)) for m in on_host) +
                        ", an upper bound (the parts left out only remove blocks)")
-
-            def mask_mod(b, h, q, kv, on_host=on_host):
-                kept = on_host[0](b, h, q, kv)
-                for m in on_host[1:]:
-                    kept = kept & m(b, h, q, kv)
-                return kept
+            mask_mod = and_masks(*on_host)
     try:
         return classify_mask(mask_mod, q_len, kv_len, q_block, kv_block)
     except Exception as e:  # a mask_mod that reads GPU tensors, or needs batch/head broadcast
@@ -165,8 +161,8 @@ def _classify_block_mask(block_mask):
 
 
 def _note_mask(block_mask):
-    found = _classify_block_mask(block_mask)
     q_len, kv_len = (int(n) for n in block_mask.seq_lengths)
+    found = _classify_block_mask(block_mask, q_len, kv_len)
     _masks_by_shape[(q_len, kv_len)] = found
     blocks = getattr(block_mask, "kv_num_blocks", None)
     if blocks is not None and hasattr(blocks, "data_ptr"):
@@ -202,11 +198,24 @@ def patch_create_block_mask(module):
     module.create_block_mask = create_block_mask
 
 
+def _flex_parameter_names(autotuner):
+    """The parameter names of a FlexAttention template kernel (arg_Q, arg_K, arg_V, ...), else
+    None; decided once per kernel, since every Triton launch of the job comes through here."""
+    names = getattr(autotuner, "_phantora_flex_names", False)
+    if names is False:
+        names = list(autotuner.triton_meta.get("signature", {}).keys())
+        if "arg_Q" not in names or ("arg_KV_NUM_BLKS" not in names and
+                                    "arg_Q_NUM_BLKS" not in names):
+            names = None
+        autotuner._phantora_flex_names = names
+    return names
+
+
 def _attention_args(autotuner, args):
     """The Q, K, V tensors and whether this is the backward, for a FlexAttention template
-    kernel (its parameters are named arg_Q, arg_K, arg_V, ...); None for any other kernel."""
-    names = list(autotuner.triton_meta.get("signature", {}).keys())
-    if "arg_Q" not in names or "arg_KV_NUM_BLKS" not in names and "arg_Q_NUM_BLKS" not in names:
+    kernel; None for any other kernel."""
+    names = _flex_parameter_names(autotuner)
+    if names is None:
         return None
     by_name = dict(zip(names, args))
     q, k, v = by_name.get("arg_Q"), by_name.get("arg_K"), by_name.get("arg_V")
