@@ -58,7 +58,8 @@ def main():
     print("```\n\n## What was not measured (`profile.log`)\n\n```")
     with open(os.path.join(out, "profile.log")) as f:
         for line in f:
-            if line.startswith(("not measured", "  e.g.", "FAILED")) or "rows written" in line:
+            if line.startswith(("not measured", "  e.g.", "FAILED", "dry run", "the device was")) \
+                    or "rows written" in line or "launches recorded" in line:
                 print(line.rstrip())
     print("```")
 

@@ -11,6 +11,8 @@
 #include "capture.hpp"
 #include "context.hpp"
 #include "described_launches.hpp"
+#include "launch_recorder.hpp"
+#include "module_image.hpp"
 #include "payload_inbox.hpp"
 #include "pt_variants.hpp"
 #include "registry.hpp"
@@ -68,6 +70,9 @@ cudaError_t launch(const void* func, dim3 grid, dim3 block, size_t shared_mem, c
     plan = plan_small_kernel(torch, decoded);
   }
   if (!work) work = take_described_work(k->name);
+  if (recording_launches()) {
+    record_launch(*k, g, {block.x, block.y, block.z}, shared_mem, work ? &*work : nullptr, args);
+  }
   if (s->capture != nullptr) {
     // A captured kernel runs at replay, not now: what it writes is unknown from here on.
     if (plan) {
@@ -147,9 +152,10 @@ int occupancy_blocks(const wire::DeviceSpec& d, int block_size, size_t dynamic_s
 
 extern "C" {
 
-void** __cudaRegisterFatBinary(void* /*fat_cubin*/) {
-  // The handle only has to be unique; the device code itself is never loaded.
-  return new void*(nullptr);
+void** __cudaRegisterFatBinary(void* fat_cubin) {
+  // The handle only has to be unique; the device code itself is never loaded, but where it is
+  // stays known (a recorded launch saves its kernel's image, launch_recorder.hpp).
+  return new void*(const_cast<void*>(fatbin_of_wrapper(fat_cubin)));
 }
 
 void __cudaRegisterFatBinaryEnd(void** /*handle*/) {}
@@ -158,10 +164,11 @@ void __cudaUnregisterFatBinary(void** handle) {
   delete handle;
 }
 
-void __cudaRegisterFunction(void** /*handle*/, const char* host_fun, char* /*device_fun*/,
+void __cudaRegisterFunction(void** handle, const char* host_fun, char* /*device_fun*/,
                             const char* device_name, int /*thread_limit*/, uint3*, uint3*, dim3*,
                             dim3*, int*) {
-  register_kernel(host_fun, device_name);
+  const void* fatbin = handle != nullptr ? *handle : nullptr;
+  register_kernel(host_fun, device_name, fatbin, fatbin != nullptr ? image_size(fatbin) : 0);
 }
 
 void __cudaRegisterVar(void** /*handle*/, char* host_var, char* /*device_address*/,

@@ -28,6 +28,7 @@
 #include <string_view>
 
 #include "context.hpp"
+#include "module_image.hpp"
 #include "registry.hpp"
 #include "runtime.hpp"
 
@@ -54,39 +55,6 @@ struct CUmod_st {
 namespace {
 
 std::mutex g_mu;
-
-// How many bytes an image passed by address holds: an ELF file (cubin) ends after its section
-// or program header table, whichever is last; a fat binary states its size in its header; PTX
-// is NUL-terminated text. 0 for anything else.
-size_t image_size(const void* image) {
-  const auto* p = static_cast<const unsigned char*>(image);
-  if (std::memcmp(p,
-                  "\x7f"
-                  "ELF",
-                  4) == 0 &&
-      p[4] == 2 /* ELFCLASS64 */) {
-    uint64_t phoff = 0, shoff = 0;
-    uint16_t phentsize = 0, phnum = 0, shentsize = 0, shnum = 0;
-    std::memcpy(&phoff, p + 0x20, 8);
-    std::memcpy(&shoff, p + 0x28, 8);
-    std::memcpy(&phentsize, p + 0x36, 2);
-    std::memcpy(&phnum, p + 0x38, 2);
-    std::memcpy(&shentsize, p + 0x3a, 2);
-    std::memcpy(&shnum, p + 0x3c, 2);
-    return std::max<uint64_t>(phoff + uint64_t{phentsize} * phnum,
-                              shoff + uint64_t{shentsize} * shnum);
-  }
-  uint32_t magic = 0;
-  std::memcpy(&magic, p, 4);
-  if (magic == 0xBA55ED50u) {  // fatbin: u32 magic, u16 version, u16 header size, u64 size
-    uint16_t header = 0;
-    uint64_t size = 0;
-    std::memcpy(&header, p + 6, 2);
-    std::memcpy(&size, p + 8, 8);
-    return header + size;
-  }
-  return std::strlen(reinterpret_cast<const char*>(p));
-}
 
 CUresult new_module(CUmodule* out, std::string image) {
   if (out == nullptr) return CUDA_ERROR_INVALID_VALUE;
@@ -164,7 +132,7 @@ CUresult drv_module_get_function(CUfunction* out, CUmodule module, const char* n
       return CUDA_ERROR_NOT_FOUND;
     }
     it = module->functions.emplace(name, nullptr).first;
-    it->second = register_kernel(&it->first, name);
+    it->second = register_kernel(&it->first, name, module->image.data(), module->image.size());
   }
   *out = reinterpret_cast<CUfunction>(it->second);
   return CUDA_SUCCESS;

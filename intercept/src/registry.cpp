@@ -31,13 +31,16 @@ Registry& registry() {
 
 }  // namespace
 
-KernelInfo* register_kernel(const void* host_fun, const char* device_name) {
+KernelInfo* register_kernel(const void* host_fun, const char* device_name, const void* image,
+                            size_t image_bytes) {
   Registry& r = registry();
   std::lock_guard lock(r.mu);
   auto [it, inserted] = r.by_host_fun.try_emplace(host_fun, nullptr);
   if (inserted) {
     it->second = new KernelInfo();
     it->second->name = device_name != nullptr ? device_name : "<unnamed>";
+    it->second->image = image;
+    it->second->image_bytes = image_bytes;
     r.handles.insert(it->second);
   }
   return it->second;

@@ -19,6 +19,10 @@ namespace phantora::shim {
 struct KernelInfo {
   std::string name;      // mangled device name
   uint32_t wire_id = 0;  // assigned on first launch
+  // The image the kernel's code lives in (a registered fat binary, or a driver module's copy),
+  // which outlives the kernel; null when unknown. Only launch recording reads it.
+  const void* image = nullptr;
+  size_t image_bytes = 0;
   int max_dynamic_shared = 0;
   int preferred_carveout = -1;
   int required_cluster[3] = {0, 0, 0};
@@ -35,7 +39,9 @@ const TorchKernel& torch_kernel(KernelInfo& k);
 // Looks up a kernel by its host stub address, or by a cudaKernel_t / cudaFunction_t handle the
 // shim handed out (both are KernelInfo pointers). nullptr if unknown.
 KernelInfo* find_kernel(const void* func);
-KernelInfo* register_kernel(const void* host_fun, const char* device_name);
+// `image`: where the kernel's code is (module_image.hpp), null when unknown.
+KernelInfo* register_kernel(const void* host_fun, const char* device_name,
+                            const void* image = nullptr, size_t image_bytes = 0);
 
 struct SymbolInfo {
   uint64_t address;

@@ -96,6 +96,14 @@ CudaApi load_cuda_api(const CudaLibraries& libraries) {
   PHANTORA_BIND(drv, d, cuDeviceGetName, cu_device_get_name);
   PHANTORA_BIND(drv, d, cuDeviceGetAttribute, cu_device_get_attribute);
   PHANTORA_BIND(drv, d, cuDriverGetVersion, cu_driver_get_version);
+  PHANTORA_BIND(drv, d, cuGetErrorString, cu_get_error_string);
+  PHANTORA_BIND(drv, d, cuModuleLoadData, cu_module_load_data);
+  PHANTORA_BIND(drv, d, cuModuleUnload, cu_module_unload);
+  PHANTORA_BIND(drv, d, cuModuleGetFunction, cu_module_get_function);
+  PHANTORA_BIND(drv, d, cuFuncSetAttribute, cu_func_set_attribute);
+  PHANTORA_BIND(drv, d, cuLaunchKernel, cu_launch_kernel);
+  api.cu_func_get_param_info =
+      reinterpret_cast<decltype(api.cu_func_get_param_info)>(dlsym(drv, "cuFuncGetParamInfo"));
   // The libraries stay loaded for the life of the process: the returned pointers point into them.
   return api;
 }
@@ -111,6 +119,15 @@ void check(cublasStatus_t rc, const char* what) {
   if (rc != CUBLAS_STATUS_SUCCESS) {
     throw std::runtime_error(
         fmt::format("{} failed: cublasStatus_t {}", what, static_cast<int>(rc)));
+  }
+}
+
+void check(const CudaApi& api, CUresult rc, const char* what) {
+  if (rc != CUDA_SUCCESS) {
+    const char* text = nullptr;
+    if (api.cu_get_error_string(rc, &text) != CUDA_SUCCESS || text == nullptr) text = "unknown";
+    throw std::runtime_error(
+        fmt::format("{} failed: {} (CUresult {})", what, text, static_cast<int>(rc)));
   }
 }
 

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "recorded_launches.hpp"
 #include "replay.hpp"
 
 namespace phantora::profiler {
@@ -64,6 +65,15 @@ std::vector<double> time_sequences(const CudaApi& api, Replay& replay, const Mea
   return per_launch;
 }
 
+// Whether the device still takes work after a failure: a one-byte allocation fails once a
+// kernel's fault has made the context unusable.
+bool device_usable(const CudaApi& api) {
+  void* p = nullptr;
+  if (api.malloc(&p, 1) != cudaSuccess) return false;
+  api.free(p);
+  return true;
+}
+
 }  // namespace
 
 double median(std::vector<double> samples) {
@@ -74,14 +84,22 @@ double median(std::vector<double> samples) {
 }
 
 ProfileReport measure_signatures(const CudaApi& api, const std::vector<std::string>& signatures,
-                                 const std::string& gpu_key, const MeasureOptions& options) {
+                                 const std::string& gpu_key, const MeasureOptions& options,
+                                 const std::vector<LaunchRecord>& launches) {
   if (options.repetitions == 0) throw std::invalid_argument("repetitions must be at least 1");
   check(api, api.set_device(options.device), "cudaSetDevice");
   const kernels::Provenance provenance = read_provenance(api, options.device);
+  RecordedLaunches recorded(api, launches);
   ProfileReport report;
-  for (const std::string& sig : signatures) {
+  // Library calls before recorded kernels: a kernel replayed with zeroed inputs may fault and
+  // take the device with it, and what was measured by then is kept.
+  std::vector<std::string> order(signatures);
+  std::stable_partition(order.begin(), order.end(),
+                        [](const std::string& sig) { return replayed_by_library_call(sig); });
+  for (size_t i = 0; i < order.size(); ++i) {
+    const std::string& sig = order[i];
     try {
-      ReplayChoice choice = make_replay(api, sig);
+      ReplayChoice choice = make_replay(api, sig, &recorded);
       if (!choice.replay) {
         report.unsupported.push_back({sig, choice.not_measurable});
         continue;
@@ -105,6 +123,12 @@ ProfileReport measure_signatures(const CudaApi& api, const std::vector<std::stri
       report.measured.push_back({sig, std::move(samples), med, std::move(sequences)});
     } catch (const std::runtime_error& e) {
       report.failed.push_back({sig, e.what()});
+      if (!device_usable(api)) {
+        report.context_lost = sig;
+        report.not_attempted.assign(order.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                                    order.end());
+        break;
+      }
     }
   }
   return report;

@@ -1,6 +1,7 @@
 #include "replay.hpp"
 
 #include "phantora/kernels/op_desc.hpp"
+#include "recorded_launches.hpp"
 
 namespace phantora::profiler {
 
@@ -15,22 +16,30 @@ DeviceBuffer::~DeviceBuffer() {
   if (ptr_ != nullptr) api_.free(ptr_);
 }
 
-ReplayChoice make_replay(const CudaApi& api, std::string_view signature) {
+bool replayed_by_library_call(std::string_view signature) {
+  const std::string_view family = kernels::signature_family(signature);
+  if (family == "gemm" || family == "copy") return true;
+  const auto memory = kernels::parse_memory_signature(signature);
+  return memory && kernels::is_memset(*memory);
+}
+
+ReplayChoice make_replay(const CudaApi& api, std::string_view signature,
+                         RecordedLaunches* launches) {
   const std::string_view family = kernels::signature_family(signature);
   if (family == "gemm") return make_gemm_replay(api, signature);
   if (family == "copy") return make_copy_replay(api, signature);
-  // The other families' signatures name a shape, not a launch: the kernel, its arguments and
-  // the library that chose it are not in the database's missing table.
-  if (family == "attn") {
-    return {nullptr, "attention replay (flash-attention kernels) is not implemented"};
+  if (replayed_by_library_call(signature)) return make_memory_replay(api, signature);
+  if (family.empty()) return {nullptr, "not a canonical signature (docs/kernels-db.md)"};
+  // The other families' signatures name a shape or a kernel, not a launch: the run's recorded
+  // launch of that signature is what runs.
+  if (const LaunchRecord* r =
+          launches != nullptr ? launches->find(std::string(signature)) : nullptr) {
+    return make_launch_replay(api, *launches, *r);
   }
   if (family == "mem") return make_memory_replay(api, signature);
-  if (family == "kernel") {
-    return {nullptr,
-            "replaying a kernel launch needs its recorded argument bytes, which a run does not "
-            "record yet"};
-  }
-  return {nullptr, "not a canonical signature (docs/kernels-db.md)"};
+  return {nullptr,
+          "no launch was recorded for it (a job profiled with `db profile -- COMMAND` records "
+          "its launches)"};
 }
 
 }  // namespace phantora::profiler

@@ -1,6 +1,6 @@
 // One operation made to run for real: scratch buffers of its shape, and a launch the measurer
 // can repeat on a stream. One file per family (replay_gemm.cpp, replay_gemm_lt.cpp,
-// replay_copy.cpp, replay_memset.cpp); replay.cpp
+// replay_copy.cpp, replay_memset.cpp, replay_launch.cpp); replay.cpp
 // picks the family from the signature and says why a signature cannot be replayed.
 #pragma once
 
@@ -39,13 +39,25 @@ struct ReplayChoice {
   std::string not_measurable;      // why not, when replay is null
 };
 
-ReplayChoice make_replay(const CudaApi& api, std::string_view signature);
+class RecordedLaunches;
+struct LaunchRecord;
+
+// `launches`: what the run recorded (null: nothing); an attention, memory-bound or kernel
+// signature is replayed as the launch recorded for it, when there is one.
+ReplayChoice make_replay(const CudaApi& api, std::string_view signature,
+                         RecordedLaunches* launches);
+
+// GEMMs, copies and memsets: replayed by a library call of their shape, not a recorded kernel.
+bool replayed_by_library_call(std::string_view signature);
 
 // Per family; each returns a null replay with the reason when the shape is outside what it does.
 ReplayChoice make_gemm_replay(const CudaApi& api, std::string_view signature);
 ReplayChoice make_copy_replay(const CudaApi& api, std::string_view signature);
 // Memsets only (replay_memset.cpp); other memory-bound signatures name no launch.
 ReplayChoice make_memory_replay(const CudaApi& api, std::string_view signature);
+// A recorded launch (replay_launch.cpp).
+ReplayChoice make_launch_replay(const CudaApi& api, RecordedLaunches& launches,
+                                const LaunchRecord& r);
 // A GEMM with a cuBLASLt epilogue (make_gemm_replay hands those over).
 ReplayChoice make_gemm_lt_replay(const CudaApi& api, const kernels::GemmDesc& gemm);
 

@@ -29,7 +29,7 @@ ReplayChoice make_memory_replay(const CudaApi& api, std::string_view signature) 
   if (!kernels::is_memset(*d)) {
     return {nullptr,
             "a memory-bound signature other than a memset names bytes moved, not the kernel that "
-            "moved them; replaying the recorded launch is not implemented"};
+            "moved them, and no launch was recorded for it"};
   }
   return {std::make_unique<MemsetReplay>(api, d->bytes_written), {}};
 }

@@ -204,8 +204,8 @@ TEST_F(ProfileStandin, UnreplayableFamiliesAreNamedAndNeverLaunched) {
   ASSERT_EQ(r.unsupported.size(), 5u);
   EXPECT_NE(r.unsupported[0].reason.find("FP8 inputs"), std::string::npos);
   EXPECT_NE(r.unsupported[1].reason.find("two GPUs"), std::string::npos);
-  EXPECT_NE(r.unsupported[2].reason.find("attention replay"), std::string::npos);
-  EXPECT_NE(r.unsupported[3].reason.find("argument bytes"), std::string::npos);
+  EXPECT_NE(r.unsupported[2].reason.find("no launch was recorded"), std::string::npos);
+  EXPECT_NE(r.unsupported[3].reason.find("no launch was recorded"), std::string::npos);
   EXPECT_NE(r.unsupported[4].reason.find("bytes moved"), std::string::npos);
   // The GEMM was attempted: its first (warm-up) call failed and nothing else ran.
   ASSERT_EQ(r.failed.size(), 1u);
@@ -340,6 +340,97 @@ TEST_F(ProfileStandin, LaunchRoundTripIsHostTimeLessGpuTime) {
   EXPECT_NEAR(*kernels::load_kernel_db(db_path, "h200")->launch_round_trip_us(), f.stats.mean_us,
               1e-6);
   EXPECT_FALSE(kernels::load_kernel_db(db_path, "h100")->launch_round_trip_us().has_value());
+}
+
+// Recorded launches (launch_records.hpp) relaunched with their arguments: parameters trimmed to
+// the sizes the driver reports, device addresses moved into scratch buffers at the same offset
+// (an allocation over 1 GiB from its lowest referenced offset, 512-aligned, to 1 GiB past its
+// highest). The stand-in spells each launch's arguments; the expected spellings are worked out
+// from the records below.
+class RecordedLaunch : public ProfileStandin {
+ protected:
+  void SetUp() override {
+    ProfileStandin::SetUp();
+    std::ofstream(dir_ / "image", std::ios::binary) << std::string("\x50\xed\x55\xba", 4);
+    std::ofstream(dir_ / "params.txt") << "k1 | 8 4\nk2 | 16\n";
+    setenv("PHANTORA_STANDIN_GPU_PARAMS", (dir_ / "params.txt").c_str(), 1);
+  }
+  void TearDown() override {
+    unsetenv("PHANTORA_STANDIN_GPU_PARAMS");
+    ProfileStandin::TearDown();
+  }
+  static std::string bytes(std::initializer_list<uint64_t> words) {
+    std::string out;
+    for (uint64_t w : words) out.append(reinterpret_cast<const char*>(&w), 8);
+    return out;
+  }
+  // k1(float* p, int n) with p 16 bytes into a 4096-byte allocation and n = 7, its int read as
+  // a window of 16 bytes; k2(struct {long tag; float* q;}) with q 2 GiB + 100 bytes into a
+  // 3 GiB allocation.
+  std::vector<LaunchRecord> records() const {
+    LaunchRecord k1;
+    k1.kernel = "k1";
+    k1.image = dir_ / "image";
+    k1.grid = {2, 1, 1};
+    k1.block = {64, 1, 1};
+    k1.params = {{bytes({0xdead0010}), true}, {bytes({7, 0xffffffffffffffff}), false}};
+    k1.pointers = {{0, 0, 0, 16}};
+    k1.allocations = {4096};
+    LaunchRecord k2 = k1;
+    k2.kernel = "k2";
+    k2.params = {{bytes({0x0102030405060708, 0xbeef}), true}};
+    k2.pointers = {{0, 8, 0, (uint64_t{2} << 30) + 100}};
+    k2.allocations = {uint64_t{3} << 30};
+    return {k1, k2};
+  }
+  static constexpr const char* kK1 = "kernel:name=k1,grid=2x1x1,block=64x1x1,smem=0";
+  static constexpr const char* kK2 = "kernel:name=k2,grid=2x1x1,block=64x1x1,smem=0";
+  static constexpr const char* kK1Call =
+      "cuLaunchKernel k1 grid=2,1,1 block=64,1,1 smem=0 args=[@4096+16];07000000";
+  static constexpr const char* kK2Call =
+      "cuLaunchKernel k2 grid=2,1,1 block=64,1,1 smem=0 args=0807060504030201[@1073741824+100]";
+};
+
+TEST_F(RecordedLaunch, RelaunchedWithItsArgumentsOnScratchBuffers) {
+  std::ofstream(dir_ / "times.txt", std::ios::app) << kK1Call << " | 3 5\n" << kK2Call << " | 8\n";
+  const MeasureOptions options{.warmup = 1, .repetitions = 4, .device = 0, .sequences = 0};
+  const std::vector<LaunchRecord> launches = records();
+  EXPECT_EQ(modelled_signature(launches[0]), kK1);
+  const ProfileReport r = measure_signatures(api_, {kK1, kK2}, "h200", options, launches);
+  EXPECT_TRUE(r.failed.empty()) << (r.failed.empty() ? "" : r.failed[0].reason);
+  ASSERT_EQ(r.rows.size(), 2u);
+  EXPECT_EQ(calls(), (std::map<std::string, int>{{kK1Call, 5}, {kK2Call, 5}}));
+  // k1 cycles 3 5: warm-up 3, samples 5 3 5 3.
+  EXPECT_NEAR(row_of(r, kK1).stats.mean_us, 4.0, 1e-4);
+  EXPECT_NEAR(row_of(r, kK2).stats.mean_us, 8.0, 1e-4);
+}
+
+TEST_F(RecordedLaunch, WithoutARecordNotMeasurable) {
+  const ProfileReport r = measure_signatures(api_, {kK1}, "h200", {});
+  ASSERT_EQ(r.unsupported.size(), 1u);
+  EXPECT_NE(r.unsupported[0].reason.find("no launch was recorded"), std::string::npos);
+}
+
+TEST_F(RecordedLaunch, TooFewBytesRecordedIsNotMeasurable) {
+  std::vector<LaunchRecord> launches = records();
+  launches[1].params[0].bytes.resize(12);  // the driver says 16
+  const ProfileReport r = measure_signatures(api_, {kK2}, "h200", {}, launches);
+  ASSERT_EQ(r.unsupported.size(), 1u);
+  EXPECT_EQ(r.unsupported[0].reason, "parameter 0 has 16 bytes and 12 were recorded");
+}
+
+// A relaunched kernel that faults takes the device with it: the library calls were measured
+// first, the faulting signature is named and the rest are left untried.
+TEST_F(RecordedLaunch, AFaultStopsMeasuringAndNamesTheKernel) {
+  std::ofstream(dir_ / "times.txt", std::ios::app) << kK1Call << " | -1\n" << kK2Call << " | 8\n";
+  const MeasureOptions options{.warmup = 1, .repetitions = 2, .device = 0, .sequences = 0};
+  const ProfileReport r = measure_signatures(api_, {kK1, kGemmB, kK2}, "h200", options, records());
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_EQ(r.rows[0].signature, kGemmB);
+  ASSERT_EQ(r.failed.size(), 1u);
+  EXPECT_EQ(r.failed[0].signature, kK1);
+  EXPECT_EQ(r.context_lost, kK1);
+  EXPECT_EQ(r.not_attempted, std::vector<std::string>{kK2});
 }
 
 TEST_F(ProfileStandin, MissingLibraryIsNamed) {

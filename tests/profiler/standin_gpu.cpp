@@ -4,17 +4,25 @@
 //
 //   PHANTORA_STANDIN_GPU_TIMES  file of lines `<operation> | <us> <us> ...`; the k-th call of an
 //                               operation takes the (k mod n)-th duration. An operation missing
-//                               from the table fails loudly (the call returns an error).
+//                               from the table fails loudly (the call returns an error). A
+//                               negative duration is a fault, as an illegal address is: the call
+//                               fails and so does every later allocation and operation.
 //   PHANTORA_STANDIN_GPU_LOG    every timed call, one `<operation>` line each, appended.
 //   PHANTORA_STANDIN_GPU_NAME   what cuDeviceGetName reports (default "NVIDIA H200").
 //   PHANTORA_STANDIN_GPU_DEFAULT_US  a duration for operations missing from the table, instead
 //                               of failing (scripts/gpu-check.sh --dry-run).
 //   PHANTORA_STANDIN_GPU_SYNC_US  real time cudaStreamSynchronize takes to return (default 0):
 //                               the host-observed latency a launch round trip measures.
+//   PHANTORA_STANDIN_GPU_PARAMS  file of lines `<kernel name> | <size> <size> ...`: the
+//                               parameter sizes cuFuncGetParamInfo reports (offsets aligned
+//                               to each size, at most 8); a kernel missing from it is not found.
 //
 // <operation> spells the call's arguments that decide its duration, e.g.
 // `cublasGemmStridedBatchedEx opa=1 opb=0 m=256 n=512 k=128 lda=128 ldb=128 ldc=256 ...` and
-// `cudaMemcpyAsync kind=1 bytes=1048576 host=pinned` and `cublasLtMatmul compute=68 ... A=14:...`.
+// `cudaMemcpyAsync kind=1 bytes=1048576 host=pinned` and `cublasLtMatmul compute=68 ... A=14:...`,
+// and `cuLaunchKernel <name> grid=X,Y,Z block=X,Y,Z smem=N args=<param>;<param>...` with each
+// parameter's bytes in hex, except that an 8-byte word holding an address inside a stand-in
+// allocation is written `[@<allocation size>+<offset>]`.
 // Events read the stream's clock, so cudaEventElapsedTime is the sum of the durations recorded
 // between two events.
 #include <cublasLt.h>
@@ -22,6 +30,7 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -47,6 +56,7 @@ struct Gpu {
   std::map<uintptr_t, size_t> device_allocations;
   uintptr_t next_device = 0x7f0000000000;  // never dereferenced: the stand-in computes nothing
   std::string loaded_path;
+  bool faulted = false;  // a sticky error: the device takes no more work
 
   // (Re)reads the table when PHANTORA_STANDIN_GPU_TIMES names another file than last time, and
   // starts its cycles afresh: one process (a gtest binary) may play several tables in turn.
@@ -90,7 +100,10 @@ struct Gpu {
       return false;
     }
     const size_t k = calls[op]++;
-    stream_us[stream] += it->second[k % it->second.size()];
+    const double us = it->second[k % it->second.size()];
+    if (us < 0) faulted = true;
+    if (faulted) return false;
+    stream_us[stream] += us;
     return true;
   }
 };
@@ -98,6 +111,60 @@ struct Gpu {
 Gpu& gpu() {
   static Gpu g;
   return g;
+}
+
+// Parameter sizes by kernel name, from PHANTORA_STANDIN_GPU_PARAMS.
+std::vector<size_t> param_sizes(const std::string& kernel, bool& found) {
+  found = false;
+  const char* path = std::getenv("PHANTORA_STANDIN_GPU_PARAMS");
+  std::ifstream in(path != nullptr ? path : "");
+  for (std::string line; std::getline(in, line);) {
+    const size_t bar = line.find('|');
+    if (bar == std::string::npos) continue;
+    std::string name = line.substr(0, bar);
+    while (!name.empty() && name.back() == ' ') name.pop_back();
+    if (name != kernel) continue;
+    found = true;
+    std::vector<size_t> sizes;
+    std::istringstream in_sizes(line.substr(bar + 1));
+    for (size_t n = 0; in_sizes >> n;) sizes.push_back(n);
+    return sizes;
+  }
+  return {};
+}
+
+struct Module {
+  uint32_t magic;
+};
+struct Function {
+  std::string name;
+  std::vector<size_t> sizes;
+};
+
+// A parameter as the launch's operation spells it (see the top of this file).
+std::string spell_param(const unsigned char* p, size_t n) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < n;) {
+    if (i % 8 == 0 && i + 8 <= n) {
+      uint64_t v = 0;
+      std::memcpy(&v, p + i, 8);
+      std::lock_guard lock(gpu().mu);
+      auto it = gpu().device_allocations.upper_bound(v);
+      if (it != gpu().device_allocations.begin()) {
+        --it;
+        if (v < it->first + it->second) {
+          out += "[@" + std::to_string(it->second) + "+" + std::to_string(v - it->first) + "]";
+          i += 8;
+          continue;
+        }
+      }
+    }
+    out += digits[p[i] >> 4];
+    out += digits[p[i] & 15];
+    ++i;
+  }
+  return out;
 }
 
 }  // namespace
@@ -109,6 +176,7 @@ cudaError_t cudaSetDevice(int device) {
 }
 cudaError_t cudaMalloc(void** ptr, size_t bytes) {
   std::lock_guard lock(gpu().mu);
+  if (gpu().faulted) return cudaErrorIllegalAddress;
   const uintptr_t p = gpu().next_device;
   gpu().next_device += (bytes + 255) / 256 * 256 + 256;
   gpu().device_allocations[p] = bytes;
@@ -352,6 +420,60 @@ CUresult cuDeviceGetAttribute(int* value, CUdevice_attribute attribute, CUdevice
            : attribute == CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE ? 3201000
                                                                 : 0;
   return CUDA_SUCCESS;
+}
+CUresult cuGetErrorString(CUresult error, const char** text) {
+  *text = error == CUDA_ERROR_NOT_FOUND ? "named symbol not found (stand-in)" : "error (stand-in)";
+  return CUDA_SUCCESS;
+}
+CUresult cuModuleLoadData(CUmodule* module, const void* image) {
+  // What the shim saves: a fat binary (nvcc's registrations) or an ELF cubin (the driver's).
+  uint32_t magic = 0;
+  if (image != nullptr) std::memcpy(&magic, image, 4);
+  if (magic != 0xBA55ED50u && magic != 0x464c457fu) return CUDA_ERROR_INVALID_IMAGE;
+  *module = reinterpret_cast<CUmodule>(new Module{magic});
+  return CUDA_SUCCESS;
+}
+CUresult cuModuleUnload(CUmodule module) {
+  delete reinterpret_cast<Module*>(module);
+  return CUDA_SUCCESS;
+}
+CUresult cuModuleGetFunction(CUfunction* f, CUmodule, const char* name) {
+  bool found = false;
+  std::vector<size_t> sizes = param_sizes(name, found);
+  if (!found) return CUDA_ERROR_NOT_FOUND;
+  *f = reinterpret_cast<CUfunction>(new Function{name, std::move(sizes)});  // never freed: a test
+  return CUDA_SUCCESS;
+}
+CUresult cuFuncGetParamInfo(CUfunction f, size_t index, size_t* offset, size_t* size) {
+  const Function& fn = *reinterpret_cast<const Function*>(f);
+  if (index >= fn.sizes.size()) return CUDA_ERROR_INVALID_VALUE;
+  size_t at = 0;
+  for (size_t i = 0;; ++i) {
+    const size_t align = std::min<size_t>(fn.sizes[i], 8);
+    at = (at + align - 1) / align * align;
+    if (i == index) break;
+    at += fn.sizes[i];
+  }
+  *offset = at;
+  *size = fn.sizes[index];
+  return CUDA_SUCCESS;
+}
+CUresult cuFuncSetAttribute(CUfunction, CUfunction_attribute, int) {
+  return CUDA_SUCCESS;
+}
+CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                        unsigned by, unsigned bz, unsigned smem, CUstream stream, void** params,
+                        void** extra) {
+  const Function& fn = *reinterpret_cast<const Function*>(f);
+  if (extra != nullptr || (params == nullptr && !fn.sizes.empty())) return CUDA_ERROR_INVALID_VALUE;
+  std::ostringstream op;
+  op << "cuLaunchKernel " << fn.name << " grid=" << gx << "," << gy << "," << gz << " block=" << bx
+     << "," << by << "," << bz << " smem=" << smem << " args=";
+  for (size_t i = 0; i < fn.sizes.size(); ++i) {
+    op << (i > 0 ? ";" : "")
+       << spell_param(static_cast<const unsigned char*>(params[i]), fn.sizes[i]);
+  }
+  return gpu().run(stream, op.str()) ? CUDA_SUCCESS : CUDA_ERROR_LAUNCH_FAILED;
 }
 CUresult cuDriverGetVersion(int* version) {
   *version = 13000;

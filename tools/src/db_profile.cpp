@@ -14,6 +14,7 @@
 #include "phantora/kernels/gpu_catalog.hpp"
 #include "phantora/kernels/kernel_db.hpp"
 #include "phantora/kernels/op_desc.hpp"
+#include "phantora/profiler/launch_records.hpp"
 #include "phantora/profiler/measure.hpp"
 
 namespace phantora::tools {
@@ -50,6 +51,25 @@ std::string gpu_key_for(const std::string& device_name, const std::string& reque
   return key;
 }
 
+// Where the profiled job's launches are recorded: beside the run's outputs.
+std::string launches_dir(const ProfileRequest& r) {
+  return r.db + ".profile-run/launches";
+}
+
+// Signatures whose replay left the device unusable, one per line, appended by each profile.
+std::string lost_device_file(const ProfileRequest& r) {
+  return r.db + ".profile-lost-device.txt";
+}
+
+std::set<std::string> read_lost_device(const ProfileRequest& r) {
+  std::set<std::string> out;
+  std::ifstream in(lost_device_file(r));
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) out.insert(line);
+  }
+  return out;
+}
+
 // Runs the job under `phantora run --kernel-db DB`, so that what it launches and the database
 // lacks is recorded in the database's missing table. Returns the run's exit status.
 int run_job(const ProfileRequest& r, const std::string& gpu_key) {
@@ -77,6 +97,8 @@ int run_job(const ProfileRequest& r, const std::string& gpu_key) {
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("fork failed for the profiled job");
   if (pid == 0) {
+    // The job's launches, with their arguments, for replaying the ones the database lacks.
+    setenv("PHANTORA_RECORD_LAUNCHES", launches_dir(r).c_str(), 1);
     execv(argv[0], argv.data());
     _exit(127);
   }
@@ -148,7 +170,9 @@ int run_db_profile(const ProfileRequest& r) {
   fmt::print(stderr, "phantora: measuring on {} ({}; {}), recorded as {}\n", device.device_name,
              device.driver_version, device.library_versions, gpu);
 
+  std::vector<profiler::LaunchRecord> launches;
   if (!r.job.empty()) {
+    std::filesystem::remove_all(launches_dir(r));  // this job's launches, not a previous one's
     const int status = run_job(r, gpu);
     if (status != 0) {
       fmt::print(stderr,
@@ -158,6 +182,13 @@ int run_db_profile(const ProfileRequest& r) {
       return status;
     }
   }
+  // The last profiled job's launches (this one's, or an earlier one's when only the missing
+  // table is measured again).
+  if (std::filesystem::is_directory(launches_dir(r))) {
+    launches = profiler::read_launch_records(launches_dir(r));
+    fmt::print(stderr, "phantora: the job's launches recorded in {}: {} distinct\n",
+               launches_dir(r), launches.size());
+  }
   if (r.job.empty() && r.signatures_file.empty() && !std::filesystem::exists(r.db)) {
     throw kernels::DataError(fmt::format(
         "{}: no such kernel database, so nothing is known to be missing; give the job after -- "
@@ -165,7 +196,12 @@ int run_db_profile(const ProfileRequest& r) {
         r.db, r.db));
   }
   std::vector<std::string> signatures;
-  std::set<std::string> seen;
+  // Signatures whose replay made the device unusable in an earlier profile are not tried again.
+  std::set<std::string> seen = read_lost_device(r);
+  if (!seen.empty()) {
+    fmt::print(stderr, "phantora: skipping {} signatures listed in {} (delete it to retry them)\n",
+               seen.size(), lost_device_file(r));
+  }
   if (!r.signatures_file.empty()) {
     for (std::string& sig : read_signatures(r.signatures_file)) {
       if (seen.insert(sig).second) signatures.push_back(std::move(sig));
@@ -191,7 +227,7 @@ int run_db_profile(const ProfileRequest& r) {
                                          .sequence_length = r.sequence_length,
                                          .sequences = r.sequences};
   const profiler::ProfileReport report =
-      profiler::measure_signatures(api, signatures, gpu, options);
+      profiler::measure_signatures(api, signatures, gpu, options, launches);
   print_report(report);
   auto db = kernels::KernelDb::open(r.db, kernels::KernelDb::Mode::kReadWrite);
   // The idle GPU's launch round trip: `phantora run --kernel-db` takes it as the launch latency.
@@ -209,6 +245,15 @@ int run_db_profile(const ProfileRequest& r) {
       "{}: {} rows written for {}; {} signatures no longer missing; {} not measurable; "
       "{} failed\n",
       r.db, written, gpu, pruned, report.unsupported.size(), report.failed.size());
+  if (!report.context_lost.empty()) {
+    std::ofstream(lost_device_file(r), std::ios::app) << report.context_lost << "\n";
+    fmt::print(
+        "the device was unusable after {} failed; {} signatures were not tried. It is listed in "
+        "{} and skipped from now on: run the same `db profile` again (without the job) to "
+        "measure the rest.\n",
+        report.context_lost, report.not_attempted.size(), lost_device_file(r));
+    return 6;
+  }
   return report.failed.empty() ? 0 : 5;
 }
 

@@ -24,7 +24,9 @@ struct ProfileRequest {
 };
 
 // Exit status: 0 every replayable signature measured; 3 no GPU (nothing could be loaded);
-// 5 some measurements failed (the others were written); the job's status when it failed.
+// 5 some measurements failed (the others were written); 6 a replay left the device unusable
+// (what was measured is written; the signature is skipped by later profiles, which measure
+// the rest); the job's status when it failed.
 int run_db_profile(const ProfileRequest& request);
 
 }  // namespace phantora::tools

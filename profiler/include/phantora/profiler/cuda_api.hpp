@@ -79,6 +79,15 @@ struct CudaApi {
   decltype(&::cuDeviceGetName) cu_device_get_name;
   decltype(&::cuDeviceGetAttribute) cu_device_get_attribute;
   decltype(&::cuDriverGetVersion) cu_driver_get_version;
+  decltype(&::cuGetErrorString) cu_get_error_string;
+  // driver modules (recorded launches replayed: replay_launch.cpp)
+  decltype(&::cuModuleLoadData) cu_module_load_data;
+  decltype(&::cuModuleUnload) cu_module_unload;
+  decltype(&::cuModuleGetFunction) cu_module_get_function;
+  decltype(&::cuFuncSetAttribute) cu_func_set_attribute;
+  decltype(&::cuLaunchKernel) cu_launch_kernel;
+  // Since CUDA 12.4; null with an older driver, which then replays no recorded launch.
+  decltype(&::cuFuncGetParamInfo) cu_func_get_param_info;
 
   std::string runtime_path, cublas_path, cublaslt_path, driver_path;  // the files that were loaded
 };
@@ -89,5 +98,6 @@ CudaApi load_cuda_api(const CudaLibraries& libraries);
 // Throws std::runtime_error "<what>: <CUDA error text>" when `rc` is not cudaSuccess.
 void check(const CudaApi& api, cudaError_t rc, const char* what);
 void check(cublasStatus_t rc, const char* what);
+void check(const CudaApi& api, CUresult rc, const char* what);
 
 }  // namespace phantora::profiler

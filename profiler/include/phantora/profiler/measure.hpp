@@ -7,6 +7,7 @@
 
 #include "phantora/kernels/kernel_db.hpp"
 #include "phantora/profiler/cuda_api.hpp"
+#include "phantora/profiler/launch_records.hpp"
 
 namespace phantora::profiler {
 
@@ -37,15 +38,23 @@ struct ProfileReport {
   std::vector<Measured> measured;
   std::vector<NotMeasured> unsupported;  // families or shapes the measurer cannot replay
   std::vector<NotMeasured> failed;       // replay attempted, the library reported an error
+  // A failure after which the device is unusable (a replayed kernel faulted: CUDA errors such
+  // as an illegal address are sticky for the process): the signature, and those left untried.
+  std::string context_lost;
+  std::vector<std::string> not_attempted;
 };
 
 // The device and software that measured: device name, driver API version, runtime and cuBLAS
 // versions and the SM and memory clocks, recorded now (UTC).
 kernels::Provenance read_provenance(const CudaApi& api, int device);
 
-// Measures each signature in turn on `options.device`; rows are keyed by `gpu_key`.
+// Measures each signature on `options.device`, those replayed by a library call (GEMMs, copies,
+// memsets) first; rows are keyed by `gpu_key`. Attention,
+// memory-bound and kernel signatures are measured by replaying the launch `launches` recorded
+// for them (launch_records.hpp); the others need no recording.
 ProfileReport measure_signatures(const CudaApi& api, const std::vector<std::string>& signatures,
-                                 const std::string& gpu_key, const MeasureOptions& options);
+                                 const std::string& gpu_key, const MeasureOptions& options,
+                                 const std::vector<LaunchRecord>& launches = {});
 
 double median(std::vector<double> samples);
 
