@@ -40,14 +40,21 @@ struct Recorder {
   std::map<const void*, std::string> image_names;  // image -> its file name under images/
 };
 
+// mkdir -p: each prefix in turn (the folders may already exist, or be made by another rank).
+void make_directories(const std::string& path) {
+  for (size_t at = path.find('/', 1);; at = path.find('/', at + 1)) {
+    ::mkdir(path.substr(0, at).c_str(), 0755);
+    if (at == std::string::npos) return;
+  }
+}
+
 Recorder* recorder() {
   static Recorder* r = [] {
     const char* dir = std::getenv("PHANTORA_RECORD_LAUNCHES");
     if (dir == nullptr || *dir == '\0') return static_cast<Recorder*>(nullptr);
     auto* rec = new Recorder();
     rec->dir = dir;
-    ::mkdir(dir, 0755);
-    ::mkdir((rec->dir + "/images").c_str(), 0755);
+    make_directories(rec->dir + "/images");
     const std::string file = rec->dir + "/launches-" + std::to_string(::getpid()) + ".txt";
     rec->out = std::fopen(file.c_str(), "a");
     if (rec->out == nullptr) {

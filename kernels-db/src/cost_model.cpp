@@ -107,6 +107,13 @@ KernelCost from_db(const DbEntry& e, std::string signature) {
 
 }  // namespace
 
+void CostModel::note_repeat(const std::string& signature, SimTime duration, CostSource source,
+                            const GpuPreset& gpu) const {
+  if (source == CostSource::kModelled || source == CostSource::kDefault) {
+    missing_.note(gpu.key, signature, duration);
+  }
+}
+
 KernelCost CostModel::modelled(std::string signature, SimTime duration, CostSource source,
                                const GpuPreset& gpu) const {
   missing_.note(gpu.key, signature, duration);

@@ -47,9 +47,6 @@ struct LaunchRecord;
 ReplayChoice make_replay(const CudaApi& api, std::string_view signature,
                          RecordedLaunches* launches);
 
-// GEMMs, copies and memsets: replayed by a library call of their shape, not a recorded kernel.
-bool replayed_by_library_call(std::string_view signature);
-
 // Per family; each returns a null replay with the reason when the shape is outside what it does.
 ReplayChoice make_gemm_replay(const CudaApi& api, std::string_view signature);
 ReplayChoice make_copy_replay(const CudaApi& api, std::string_view signature);

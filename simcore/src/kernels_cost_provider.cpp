@@ -31,7 +31,11 @@ Cost KernelsCostProvider::price_kernel(const KernelLaunch& launch) {
     key += '|' + std::to_string(work->bytes_read) + ',' + std::to_string(work->bytes_written);
   }
   auto it = kernel_cache_.find(key);
-  if (it != kernel_cache_.end()) return it->second;
+  if (it != kernel_cache_.end()) {
+    const Cost& c = it->second;
+    model_.note_repeat(c.signature, c.duration, c.source, gpu_);
+    return c;
+  }
   const kernels::KernelCost c = model_.cost_of_kernel(
       kernels::KernelLaunchInfo{launch.mangled_name, launch.grid, launch.block, launch.shared_mem},
       gpu_, work ? &*work : nullptr, attention ? &*attention : nullptr);

@@ -73,6 +73,26 @@ def main():
     env = dict(os.environ, PHANTORA_STANDIN_GPU_TIMES=times, PHANTORA_STANDIN_GPU_LOG=log,
                PHANTORA_STANDIN_GPU_PARAMS=params)
 
+    # Before any GPU: a run that records its launches, and `db missing` saying how each
+    # signature it had to model would be measured.
+    plain = os.path.join(a.work, "plain.db")
+    for f in (plain, plain + "-wal", plain + "-shm"):
+        if os.path.exists(f):
+            os.remove(f)
+    launches = plain + ".profile-run/launches"
+    p = run([a.phantora, "run", "--gpu", "h200", "--kernel-db", plain, "--cpu-time", "zero",
+             "--out", os.path.join(a.work, "plain-run"), "--", a.program, a.cubin],
+            dict(os.environ, PHANTORA_RECORD_LAUNCHES=launches))
+    expect(p.returncode == 0, "a run with PHANTORA_RECORD_LAUNCHES exits 0")
+    p = run([a.phantora, "db", "missing", plain])
+    lines = p.stdout.splitlines()
+    by_kernel = {l.split()[-1].split(",")[0]: l.split()[3:5] for l in lines[1:-1]}
+    expect(by_kernel == {f"kernel:name={k}": ["recorded", "launch"] for k in (AXPY, SCALE, TRITON)},
+           f"db missing: the three kernels, each measurable by its recorded launch (got {by_kernel})")
+    expect(lines and "recorded launch" in lines[-1] and "(100.0 %)" in lines[-1]
+           and "library call" not in lines[-1],
+           f"db missing: all modelled time measurable by recorded launches (got {lines[-1:]})")
+
     p = run([a.phantora, "db", "profile", "--db", db, "--cuda-library", a.standin, "--warmup",
              "1", "--repetitions", "3", "--sequences", "0", "--", a.program, a.cubin], env)
     expect(p.returncode == 0, "db profile -- job exits 0")

@@ -1,6 +1,7 @@
 #include "db_command.hpp"
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -17,6 +18,8 @@
 #include "phantora/kernels/gpu_catalog.hpp"
 #include "phantora/kernels/kernel_db.hpp"
 #include "phantora/kernels/op_desc.hpp"
+#include "phantora/profiler/launch_records.hpp"
+#include "phantora/profiler/measure.hpp"
 
 namespace phantora::tools {
 
@@ -190,10 +193,38 @@ int run_missing(const DbCommand::Options& o) {
     write_output(o.other, kernels::missing_to_csv(rows));
     return 0;
   }
-  fmt::print("{:<10} {:>11} {:>12}  {}\n", "gpu", "occurrences", "modelled_us", "signature");
-  for (const auto& m : rows) {
-    fmt::print("{:<10} {:>11} {:>12.3f}  {}\n", m.gpu, m.occurrences, m.modelled_us, m.signature);
+  // With a profiled job's launches beside the database: how `db profile` would measure each.
+  const std::string dir = recorded_launches_dir(o.db);
+  if (!std::filesystem::is_directory(dir)) {
+    fmt::print("{:<10} {:>11} {:>12}  {}\n", "gpu", "occurrences", "modelled_us", "signature");
+    for (const auto& m : rows) {
+      fmt::print("{:<10} {:>11} {:>12.3f}  {}\n", m.gpu, m.occurrences, m.modelled_us, m.signature);
+    }
+    return 0;
   }
+  const std::vector<profiler::LaunchRecord> records = profiler::read_launch_records(dir);
+  const auto launches = profiler::launches_by_signature(records);
+  std::map<std::string_view, double> time_by_way;  // total modelled time, us
+  fmt::print("{:<10} {:>11} {:>12}  {:<15}  {}\n", "gpu", "occurrences", "modelled_us",
+             "measured by", "signature");
+  for (const auto& m : rows) {
+    const auto launch = launches.find(m.signature);
+    const std::string_view way = profiler::replayed_by_library_call(m.signature) ? "library call"
+                                 : launch != launches.end() && !launch->second->image.empty()
+                                     ? "recorded launch"
+                                     : "nothing";
+    time_by_way[way] += m.modelled_us * static_cast<double>(m.occurrences);
+    fmt::print("{:<10} {:>11} {:>12.3f}  {:<15}  {}\n", m.gpu, m.occurrences, m.modelled_us, way,
+               m.signature);
+  }
+  double total = 0;
+  for (const auto& [way, us] : time_by_way) total += us;
+  fmt::print("modelled time {:.3f} ms, by how `db profile` measures it:", total / 1000);
+  for (const auto& [way, us] : time_by_way) {
+    fmt::print("{} {} {:.3f} ms ({:.1f} %)", way == time_by_way.begin()->first ? "" : ";", way,
+               us / 1000, total > 0 ? 100 * us / total : 0.0);
+  }
+  fmt::print(" (launches recorded in {})\n", dir);
   return 0;
 }
 

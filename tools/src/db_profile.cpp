@@ -51,9 +51,8 @@ std::string gpu_key_for(const std::string& device_name, const std::string& reque
   return key;
 }
 
-// Where the profiled job's launches are recorded: beside the run's outputs.
 std::string launches_dir(const ProfileRequest& r) {
-  return r.db + ".profile-run/launches";
+  return recorded_launches_dir(r.db);
 }
 
 // Signatures whose replay left the device unusable, one per line, appended by each profile.
@@ -146,6 +145,11 @@ void print_report(const profiler::ProfileReport& r) {
 }
 
 }  // namespace
+
+// Beside the profiled run's outputs.
+std::string recorded_launches_dir(const std::string& db) {
+  return db + ".profile-run/launches";
+}
 
 int run_db_profile(const ProfileRequest& r) {
   profiler::CudaApi api;

@@ -23,6 +23,9 @@ struct ProfileRequest {
   unsigned hosts = 1, gpus_per_host = 1;    // the job's simulated cluster
 };
 
+// Where `db profile -- COMMAND` records the job's launches for the database file `db`.
+std::string recorded_launches_dir(const std::string& db);
+
 // Exit status: 0 every replayable signature measured; 3 no GPU (nothing could be loaded);
 // 5 some measurements failed (the others were written); 6 a replay left the device unusable
 // (what was measured is written; the signature is skipped by later profiles, which measure

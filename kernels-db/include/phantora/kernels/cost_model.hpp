@@ -121,6 +121,10 @@ class CostModel {
   const ModelParams& model_params() const { return models_; }
   // Signatures answered by a model or the default so far (all of them, database or not).
   const MissingLog& missing() const { return missing_; }
+  // A cost a caller answered again from its own cache: another occurrence of its signature in
+  // missing() when a model or the default priced it, so that occurrences count launches.
+  void note_repeat(const std::string& signature, SimTime duration, CostSource source,
+                   const GpuPreset& gpu) const;
 
  private:
   const DbEntry* lookup(const std::string& signature, const GpuPreset& gpu) const;

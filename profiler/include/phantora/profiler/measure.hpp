@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "phantora/kernels/kernel_db.hpp"
@@ -57,6 +58,10 @@ ProfileReport measure_signatures(const CudaApi& api, const std::vector<std::stri
                                  const std::vector<LaunchRecord>& launches = {});
 
 double median(std::vector<double> samples);
+
+// GEMMs, copies and memsets: replayed by a library call of their shape; every other signature
+// needs a recorded launch (launch_records.hpp).
+bool replayed_by_library_call(std::string_view signature);
 
 // The launch round trip of the idle GPU (kernels::kLaunchRoundTrip): `repetitions` times, after
 // 1 ms of host idleness, one 4-byte cudaMemsetAsync between two events on a fresh stream, timed
