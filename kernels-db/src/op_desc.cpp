@@ -159,14 +159,6 @@ class FieldReader {
   }
   void fail() { ok_ = false; }
 
-  // Remaining fields (the decoded size arguments of a kernel).
-  std::vector<std::pair<std::string_view, std::string_view>> rest() {
-    std::vector<std::pair<std::string_view, std::string_view>> out(fields_.begin() + next_,
-                                                                   fields_.end());
-    next_ = fields_.size();
-    return out;
-  }
-
  private:
   std::vector<std::pair<std::string_view, std::string_view>> fields_;
   size_t next_ = 0;
@@ -283,10 +275,8 @@ std::string signature(const CopyDesc& d) {
 }
 
 std::string signature(const KernelDesc& d) {
-  std::string out = fmt::format("kernel:name={},grid={},block={},smem={}", d.name, dims(d.grid),
-                                dims(d.block), d.shared_mem);
-  for (const auto& [key, value] : d.size_args) out += fmt::format(",{}={}", key, value);
-  return out;
+  return fmt::format("kernel:name={},grid={},block={},smem={}", d.name, dims(d.grid), dims(d.block),
+                     d.shared_mem);
 }
 
 std::string_view signature_family(std::string_view sig) {
@@ -385,16 +375,7 @@ std::optional<KernelDesc> parse_kernel_signature(std::string_view sig) {
   d.grid = r.dims("grid");
   d.block = r.dims("block");
   d.shared_mem = r.number("smem");
-  if (!is_kernel_name(d.name) || !r.ok()) return std::nullopt;
-  for (const auto& [key, value] : r.rest()) {
-    uint64_t v = 0;
-    const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-    if (!is_token(key) || value.empty() || ec != std::errc() ||
-        ptr != value.data() + value.size()) {
-      return std::nullopt;
-    }
-    d.size_args.emplace_back(std::string(key), v);
-  }
+  if (!is_kernel_name(d.name) || !r.ok() || !r.done()) return std::nullopt;
   return canonical<KernelDesc>(d, sig);
 }
 

@@ -72,14 +72,14 @@ struct CopyDesc {
   bool pinned_host = true;
 };
 
-// A kernel known only by its launch: the mangled name, the launch configuration and any size
-// arguments a family decoder read from its parameters (appended in the decoder's order).
+// A kernel known only by its launch: the mangled name and the launch configuration. (How much
+// work a launch of it does is not part of it: kernels whose work the shim decodes are priced
+// and measured by their attention or memory-bound signature instead.)
 struct KernelDesc {
   std::string name;
   std::array<uint32_t, 3> grid{1, 1, 1};
   std::array<uint32_t, 3> block{1, 1, 1};
   uint64_t shared_mem = 0;
-  std::vector<std::pair<std::string, uint64_t>> size_args;
 };
 
 // The memory-bound work the shim decoded from a launch (wire::Launch::work and its byte
