@@ -53,6 +53,7 @@ struct GemmShape {
   int64_t lda, ldb, ldc;
   int64_t batch = 1;
   const void* beta = nullptr;  // where the caller passes it (C is read when it is non-zero)
+  int beta_parts = 1;          // 2 for the complex types: real and imaginary
 };
 
 // cuBLAS's argument checks (cublas<t>gemm: "Error Values"): negative sizes, bad transposes and
@@ -75,7 +76,7 @@ cublasStatus_t gemm(cublasHandle_t h, BlasApi api, const GemmShape& s, wire::Dat
   if (cublasStatus_t st = check_gemm(h, s)) return st;
   // A device-side beta (CUBLAS_POINTER_MODE_DEVICE) is not read here: taken as zero.
   const bool accumulate =
-      h->pointer_mode == CUBLAS_POINTER_MODE_HOST && nonzero_scalar(s.beta, compute);
+      h->pointer_mode == CUBLAS_POINTER_MODE_HOST && nonzero_scalar(s.beta, compute, s.beta_parts);
   submit_gemm(handle_stream(h), api, s.m, s.n, s.k, s.batch, a, b, c, compute, s.ta != CUBLAS_OP_N,
               s.tb != CUBLAS_OP_N, 0, accumulate);
   return CUBLAS_STATUS_SUCCESS;
@@ -302,25 +303,25 @@ cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t transa,
 
 cublasStatus_t cublasDgemm_v2(cublasHandle_t handle, cublasOperation_t transa,
                               cublasOperation_t transb, int m, int n, int k, const double*,
-                              const double*, int lda, const double*, int ldb, const double*,
+                              const double*, int lda, const double*, int ldb, const double* beta,
                               double*, int ldc) {
-  return typed_gemm(handle, BlasApi::kDgemm, {transa, transb, m, n, k, lda, ldb, ldc},
+  return typed_gemm(handle, BlasApi::kDgemm, {transa, transb, m, n, k, lda, ldb, ldc, 1, beta},
                     wire::DataType::kF64);
 }
 
 cublasStatus_t cublasHgemm(cublasHandle_t handle, cublasOperation_t transa,
                            cublasOperation_t transb, int m, int n, int k, const __half*,
-                           const __half*, int lda, const __half*, int ldb, const __half*, __half*,
-                           int ldc) {
-  return typed_gemm(handle, BlasApi::kHgemm, {transa, transb, m, n, k, lda, ldb, ldc},
+                           const __half*, int lda, const __half*, int ldb, const __half* beta,
+                           __half*, int ldc) {
+  return typed_gemm(handle, BlasApi::kHgemm, {transa, transb, m, n, k, lda, ldb, ldc, 1, beta},
                     wire::DataType::kF16);
 }
 
 cublasStatus_t cublasCgemm_v2(cublasHandle_t handle, cublasOperation_t transa,
                               cublasOperation_t transb, int m, int n, int k, const cuComplex*,
                               const cuComplex*, int lda, const cuComplex*, int ldb,
-                              const cuComplex*, cuComplex*, int ldc) {
-  return gemm(handle, BlasApi::kCgemm, {transa, transb, m, n, k, lda, ldb, ldc},
+                              const cuComplex* beta, cuComplex*, int ldc) {
+  return gemm(handle, BlasApi::kCgemm, {transa, transb, m, n, k, lda, ldb, ldc, 1, beta, 2},
               wire::DataType::kUnknown, wire::DataType::kUnknown, wire::DataType::kUnknown,
               wire::DataType::kF32);
 }
@@ -328,8 +329,8 @@ cublasStatus_t cublasCgemm_v2(cublasHandle_t handle, cublasOperation_t transa,
 cublasStatus_t cublasZgemm_v2(cublasHandle_t handle, cublasOperation_t transa,
                               cublasOperation_t transb, int m, int n, int k, const cuDoubleComplex*,
                               const cuDoubleComplex*, int lda, const cuDoubleComplex*, int ldb,
-                              const cuDoubleComplex*, cuDoubleComplex*, int ldc) {
-  return gemm(handle, BlasApi::kZgemm, {transa, transb, m, n, k, lda, ldb, ldc},
+                              const cuDoubleComplex* beta, cuDoubleComplex*, int ldc) {
+  return gemm(handle, BlasApi::kZgemm, {transa, transb, m, n, k, lda, ldb, ldc, 1, beta, 2},
               wire::DataType::kUnknown, wire::DataType::kUnknown, wire::DataType::kUnknown,
               wire::DataType::kF64);
 }
@@ -337,12 +338,12 @@ cublasStatus_t cublasZgemm_v2(cublasHandle_t handle, cublasOperation_t transa,
 cublasStatus_t cublasSgemmEx(cublasHandle_t handle, cublasOperation_t transa,
                              cublasOperation_t transb, int m, int n, int k, const float*,
                              const void*, cudaDataType Atype, int lda, const void*,
-                             cudaDataType Btype, int ldb, const float*, void*, cudaDataType Ctype,
-                             int ldc) {
+                             cudaDataType Btype, int ldb, const float* beta, void*,
+                             cudaDataType Ctype, int ldc) {
   if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
   // Computes in fp32 whatever the storage types (TF32 under CUBLAS_TF32_TENSOR_OP_MATH).
-  return gemm(handle, BlasApi::kSgemmEx, {transa, transb, m, n, k, lda, ldb, ldc}, wire_type(Atype),
-              wire_type(Btype), wire_type(Ctype),
+  return gemm(handle, BlasApi::kSgemmEx, {transa, transb, m, n, k, lda, ldb, ldc, 1, beta},
+              wire_type(Atype), wire_type(Btype), wire_type(Ctype),
               legacy_compute(wire::DataType::kF32, handle->math_mode));
 }
 
@@ -368,11 +369,13 @@ cublasStatus_t cublasGemmStridedBatchedEx(
 cublasStatus_t cublasGemmBatchedEx(cublasHandle_t handle, cublasOperation_t transa,
                                    cublasOperation_t transb, int m, int n, int k, const void*,
                                    const void* const[], cudaDataType Atype, int lda,
-                                   const void* const[], cudaDataType Btype, int ldb, const void*,
-                                   void* const[], cudaDataType Ctype, int ldc, int batchCount,
-                                   cublasComputeType_t computeType, cublasGemmAlgo_t) {
-  return gemm(handle, BlasApi::kGemmBatchedEx, {transa, transb, m, n, k, lda, ldb, ldc, batchCount},
-              wire_type(Atype), wire_type(Btype), wire_type(Ctype), wire_compute(computeType));
+                                   const void* const[], cudaDataType Btype, int ldb,
+                                   const void* beta, void* const[], cudaDataType Ctype, int ldc,
+                                   int batchCount, cublasComputeType_t computeType,
+                                   cublasGemmAlgo_t) {
+  return gemm(handle, BlasApi::kGemmBatchedEx,
+              {transa, transb, m, n, k, lda, ldb, ldc, batchCount, beta}, wire_type(Atype),
+              wire_type(Btype), wire_type(Ctype), wire_compute(computeType));
 }
 
 cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa,
@@ -388,64 +391,72 @@ cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_
 cublasStatus_t cublasDgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa,
                                          cublasOperation_t transb, int m, int n, int k,
                                          const double*, const double*, int lda, long long int,
-                                         const double*, int ldb, long long int, const double*,
+                                         const double*, int ldb, long long int, const double* beta,
                                          double*, int ldc, long long int, int batchCount) {
   return typed_gemm(handle, BlasApi::kDgemmStridedBatched,
-                    {transa, transb, m, n, k, lda, ldb, ldc, batchCount}, wire::DataType::kF64);
+                    {transa, transb, m, n, k, lda, ldb, ldc, batchCount, beta},
+                    wire::DataType::kF64);
 }
 
 cublasStatus_t cublasHgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa,
                                          cublasOperation_t transb, int m, int n, int k,
                                          const __half*, const __half*, int lda, long long int,
-                                         const __half*, int ldb, long long int, const __half*,
+                                         const __half*, int ldb, long long int, const __half* beta,
                                          __half*, int ldc, long long int, int batchCount) {
   return typed_gemm(handle, BlasApi::kHgemmStridedBatched,
-                    {transa, transb, m, n, k, lda, ldb, ldc, batchCount}, wire::DataType::kF16);
+                    {transa, transb, m, n, k, lda, ldb, ldc, batchCount, beta},
+                    wire::DataType::kF16);
 }
 
 cublasStatus_t cublasCgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa,
                                          cublasOperation_t transb, int m, int n, int k,
                                          const cuComplex*, const cuComplex*, int lda, long long int,
-                                         const cuComplex*, int ldb, long long int, const cuComplex*,
-                                         cuComplex*, int ldc, long long int, int batchCount) {
+                                         const cuComplex*, int ldb, long long int,
+                                         const cuComplex* beta, cuComplex*, int ldc, long long int,
+                                         int batchCount) {
   return gemm(handle, BlasApi::kCgemmStridedBatched,
-              {transa, transb, m, n, k, lda, ldb, ldc, batchCount}, wire::DataType::kUnknown,
-              wire::DataType::kUnknown, wire::DataType::kUnknown, wire::DataType::kF32);
+              {transa, transb, m, n, k, lda, ldb, ldc, batchCount, beta, 2},
+              wire::DataType::kUnknown, wire::DataType::kUnknown, wire::DataType::kUnknown,
+              wire::DataType::kF32);
 }
 
 cublasStatus_t cublasZgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa,
                                          cublasOperation_t transb, int m, int n, int k,
                                          const cuDoubleComplex*, const cuDoubleComplex*, int lda,
                                          long long int, const cuDoubleComplex*, int ldb,
-                                         long long int, const cuDoubleComplex*, cuDoubleComplex*,
-                                         int ldc, long long int, int batchCount) {
+                                         long long int, const cuDoubleComplex* beta,
+                                         cuDoubleComplex*, int ldc, long long int, int batchCount) {
   return gemm(handle, BlasApi::kZgemmStridedBatched,
-              {transa, transb, m, n, k, lda, ldb, ldc, batchCount}, wire::DataType::kUnknown,
-              wire::DataType::kUnknown, wire::DataType::kUnknown, wire::DataType::kF64);
+              {transa, transb, m, n, k, lda, ldb, ldc, batchCount, beta, 2},
+              wire::DataType::kUnknown, wire::DataType::kUnknown, wire::DataType::kUnknown,
+              wire::DataType::kF64);
 }
 
 cublasStatus_t cublasSgemmBatched(cublasHandle_t handle, cublasOperation_t transa,
                                   cublasOperation_t transb, int m, int n, int k, const float*,
                                   const float* const[], int lda, const float* const[], int ldb,
-                                  const float*, float* const[], int ldc, int batchCount) {
+                                  const float* beta, float* const[], int ldc, int batchCount) {
   return typed_gemm(handle, BlasApi::kSgemmBatched,
-                    {transa, transb, m, n, k, lda, ldb, ldc, batchCount}, wire::DataType::kF32);
+                    {transa, transb, m, n, k, lda, ldb, ldc, batchCount, beta},
+                    wire::DataType::kF32);
 }
 
 cublasStatus_t cublasDgemmBatched(cublasHandle_t handle, cublasOperation_t transa,
                                   cublasOperation_t transb, int m, int n, int k, const double*,
                                   const double* const[], int lda, const double* const[], int ldb,
-                                  const double*, double* const[], int ldc, int batchCount) {
+                                  const double* beta, double* const[], int ldc, int batchCount) {
   return typed_gemm(handle, BlasApi::kDgemmBatched,
-                    {transa, transb, m, n, k, lda, ldb, ldc, batchCount}, wire::DataType::kF64);
+                    {transa, transb, m, n, k, lda, ldb, ldc, batchCount, beta},
+                    wire::DataType::kF64);
 }
 
 cublasStatus_t cublasHgemmBatched(cublasHandle_t handle, cublasOperation_t transa,
                                   cublasOperation_t transb, int m, int n, int k, const __half*,
                                   const __half* const[], int lda, const __half* const[], int ldb,
-                                  const __half*, __half* const[], int ldc, int batchCount) {
+                                  const __half* beta, __half* const[], int ldc, int batchCount) {
   return typed_gemm(handle, BlasApi::kHgemmBatched,
-                    {transa, transb, m, n, k, lda, ldb, ldc, batchCount}, wire::DataType::kF16);
+                    {transa, transb, m, n, k, lda, ldb, ldc, batchCount, beta},
+                    wire::DataType::kF16);
 }
 
 // --- Level 1 and 2 ------------------------------------------------------------------------

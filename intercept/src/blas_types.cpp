@@ -96,21 +96,25 @@ uint8_t wire_epilogue(uint32_t e) {
   return static_cast<uint8_t>(bits);
 }
 
-bool nonzero_scalar(const void* p, wire::DataType scale) {
+bool nonzero_scalar(const void* p, wire::DataType scale, int parts) {
   if (p == nullptr) return false;
-  if (scale == wire::DataType::kF64) {
-    double v;
-    std::memcpy(&v, p, sizeof(v));
-    return v != 0;
+  const auto* bytes = static_cast<const unsigned char*>(p);
+  for (int i = 0; i < parts; ++i) {
+    if (scale == wire::DataType::kF64) {
+      double v;
+      std::memcpy(&v, bytes + i * sizeof(v), sizeof(v));
+      if (v != 0) return true;
+    } else if (scale == wire::DataType::kF16) {
+      uint16_t b;
+      std::memcpy(&b, bytes + i * sizeof(b), sizeof(b));
+      if ((b & 0x7fff) != 0) return true;  // either zero's sign
+    } else {
+      float v;
+      std::memcpy(&v, bytes + i * sizeof(v), sizeof(v));
+      if (v != 0) return true;
+    }
   }
-  if (scale == wire::DataType::kF16) {
-    uint16_t bits;
-    std::memcpy(&bits, p, sizeof(bits));
-    return (bits & 0x7fff) != 0;  // either zero's sign
-  }
-  float v;
-  std::memcpy(&v, p, sizeof(v));
-  return v != 0;
+  return false;
 }
 
 void submit_gemm(CUstream_st* stream, BlasApi api, int64_t m, int64_t n, int64_t k, int64_t batch,

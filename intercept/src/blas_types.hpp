@@ -57,8 +57,9 @@ wire::DataType wire_compute(cublasComputeType_t t);
 wire::DataType legacy_compute(wire::DataType storage, cublasMath_t math_mode);
 uint8_t wire_epilogue(uint32_t cublaslt_epilogue);
 // Whether the host scalar at `p` (beta), of the type GEMMs scale by under `scale` (f64, f16,
-// else f32), is non-zero; false for a null pointer.
-bool nonzero_scalar(const void* p, wire::DataType scale);
+// else f32), is non-zero; false for a null pointer. `parts`: 2 for a complex scalar (real,
+// imaginary), non-zero when either is.
+bool nonzero_scalar(const void* p, wire::DataType scale, int parts = 1);
 
 // Sends the GEMM on `stream` (or records it as a graph node while the stream captures).
 // m, n, k are the dimensions after the transposes: C is m x n, the inner dimension is k.

@@ -507,6 +507,28 @@ def case_unimplemented():
         check_eq(r.report["status"], "failed", "report status")
 
 
+def case_gemm_beta():
+    """Beta read on the host for every legacy GEMM entry point (programs/gemm_beta.cu): each
+    called with beta = 0 and then beta != 0 (i for the complex types) on the shape m = 64 + e;
+    the run's missing GEMM signatures must hold beta=0 and beta=1 for every m."""
+    db = os.path.join(ARGS.work, "gemm_beta.db")
+    for f in (db, db + "-wal", db + "-shm"):
+        if os.path.exists(f):
+            os.remove(f)
+    r = run("gemm_beta", "gemm_beta", flags=zero("--kernel-db", db))
+    entry_points = int(r.value("entry_points") or 0)
+    check_eq(entry_points, 17, "the program called 17 entry points")
+    p = subprocess.run([ARGS.phantora, "db", "missing", db, "--csv", "-"], capture_output=True,
+                       text=True)
+    seen = {}
+    for line in p.stdout.splitlines():
+        m = re.search(r"gemm:m=(\d+),.*,beta=([01]),", line)
+        if m:
+            seen.setdefault(int(m.group(1)), set()).add(m.group(2))
+    for e in range(entry_points):
+        check_eq(seen.get(64 + e), {"0", "1"}, f"entry point {e} (m = {64 + e}): beta 0 and 1")
+
+
 def case_driver_modules():
     cubin = os.path.join(ARGS.programs, "driver_module_kernels.cubin")
     r = run("driver_modules", "driver_modules", cubin, flags=zero())
