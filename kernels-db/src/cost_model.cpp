@@ -20,7 +20,7 @@ std::string_view to_string(CostSource source) {
   return "unknown";
 }
 
-uint64_t resident_blocks_per_sm(const KernelLaunchInfo& launch, const wire::DeviceSpec& device) {
+uint64_t resident_blocks_per_sm(const KernelLaunchInfo& launch, const DeviceLimits& device) {
   const uint64_t threads = std::max<uint64_t>(
       1, uint64_t{launch.block[0]} * uint64_t{launch.block[1]} * uint64_t{launch.block[2]});
   uint64_t fit = static_cast<uint64_t>(device.max_blocks_per_multiprocessor);
@@ -33,7 +33,7 @@ uint64_t resident_blocks_per_sm(const KernelLaunchInfo& launch, const wire::Devi
   return std::max<uint64_t>(1, fit);
 }
 
-uint64_t waves(const KernelLaunchInfo& launch, const wire::DeviceSpec& device) {
+uint64_t waves(const KernelLaunchInfo& launch, const DeviceLimits& device) {
   const uint64_t blocks =
       uint64_t{launch.grid[0]} * uint64_t{launch.grid[1]} * uint64_t{launch.grid[2]};
   const uint64_t per_wave =

@@ -17,47 +17,53 @@
 namespace phantora::kernels {
 namespace {
 
-// The [gpu.<key>.device] table maps one to one onto wire::DeviceSpec; the field lists are data
-// so that the parser, the printer and the file stay in step.
+// The [gpu.<key>.device] table maps one to one onto DeviceLimits, and DeviceLimits onto
+// wire::DeviceSpec; the field lists are data so that the parser, the printer, the conversion
+// and the file stay in step.
 struct Int32Field {
   const char* key;
-  int32_t wire::DeviceSpec::*member;
+  int32_t DeviceLimits::*member;
+  int32_t wire::DeviceSpec::*wire;
   int64_t min;  // smallest sensible value
 };
 struct Uint64Field {
   const char* key;
-  uint64_t wire::DeviceSpec::*member;
+  uint64_t DeviceLimits::*member;
+  uint64_t wire::DeviceSpec::*wire;
   uint64_t min;
 };
 
+#define PHANTORA_FIELD(f, min) \
+  { #f, &DeviceLimits::f, &wire::DeviceSpec::f, min }
 constexpr Uint64Field kUint64Fields[] = {
-    {"total_global_mem", &wire::DeviceSpec::total_global_mem, 1},
-    {"shared_mem_per_block", &wire::DeviceSpec::shared_mem_per_block, 1},
-    {"shared_mem_per_block_optin", &wire::DeviceSpec::shared_mem_per_block_optin, 1},
-    {"shared_mem_per_multiprocessor", &wire::DeviceSpec::shared_mem_per_multiprocessor, 1},
-    {"reserved_shared_mem_per_block", &wire::DeviceSpec::reserved_shared_mem_per_block, 0},
+    PHANTORA_FIELD(total_global_mem, 1),
+    PHANTORA_FIELD(shared_mem_per_block, 1),
+    PHANTORA_FIELD(shared_mem_per_block_optin, 1),
+    PHANTORA_FIELD(shared_mem_per_multiprocessor, 1),
+    PHANTORA_FIELD(reserved_shared_mem_per_block, 0),
 };
 
 constexpr Int32Field kInt32Fields[] = {
-    {"cc_major", &wire::DeviceSpec::cc_major, 1},
-    {"cc_minor", &wire::DeviceSpec::cc_minor, 0},
-    {"multiprocessor_count", &wire::DeviceSpec::multiprocessor_count, 1},
-    {"max_threads_per_block", &wire::DeviceSpec::max_threads_per_block, 1},
-    {"max_threads_per_multiprocessor", &wire::DeviceSpec::max_threads_per_multiprocessor, 1},
-    {"max_blocks_per_multiprocessor", &wire::DeviceSpec::max_blocks_per_multiprocessor, 1},
-    {"regs_per_block", &wire::DeviceSpec::regs_per_block, 1},
-    {"regs_per_multiprocessor", &wire::DeviceSpec::regs_per_multiprocessor, 1},
-    {"l2_cache_bytes", &wire::DeviceSpec::l2_cache_bytes, 1},
-    {"persisting_l2_cache_max_bytes", &wire::DeviceSpec::persisting_l2_cache_max_bytes, 0},
-    {"memory_bus_width_bits", &wire::DeviceSpec::memory_bus_width_bits, 1},
-    {"memory_clock_khz", &wire::DeviceSpec::memory_clock_khz, 1},
-    {"clock_khz", &wire::DeviceSpec::clock_khz, 1},
-    {"async_engine_count", &wire::DeviceSpec::async_engine_count, 0},
-    {"pci_device_id", &wire::DeviceSpec::pci_device_id, 0},
-    {"pci_subsystem_id", &wire::DeviceSpec::pci_subsystem_id, 0},
-    {"cooperative_launch", &wire::DeviceSpec::cooperative_launch, 0},
-    {"cluster_launch", &wire::DeviceSpec::cluster_launch, 0},
+    PHANTORA_FIELD(cc_major, 1),
+    PHANTORA_FIELD(cc_minor, 0),
+    PHANTORA_FIELD(multiprocessor_count, 1),
+    PHANTORA_FIELD(max_threads_per_block, 1),
+    PHANTORA_FIELD(max_threads_per_multiprocessor, 1),
+    PHANTORA_FIELD(max_blocks_per_multiprocessor, 1),
+    PHANTORA_FIELD(regs_per_block, 1),
+    PHANTORA_FIELD(regs_per_multiprocessor, 1),
+    PHANTORA_FIELD(l2_cache_bytes, 1),
+    PHANTORA_FIELD(persisting_l2_cache_max_bytes, 0),
+    PHANTORA_FIELD(memory_bus_width_bits, 1),
+    PHANTORA_FIELD(memory_clock_khz, 1),
+    PHANTORA_FIELD(clock_khz, 1),
+    PHANTORA_FIELD(async_engine_count, 0),
+    PHANTORA_FIELD(pci_device_id, 0),
+    PHANTORA_FIELD(pci_subsystem_id, 0),
+    PHANTORA_FIELD(cooperative_launch, 0),
+    PHANTORA_FIELD(cluster_launch, 0),
 };
+#undef PHANTORA_FIELD
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -66,13 +72,13 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-wire::DeviceSpec read_device(detail::TableReader t) {
-  wire::DeviceSpec spec;
-  const std::string name = t.string("name");
-  if (name.empty() || name.size() >= sizeof(spec.name)) {
-    t.fail("name", fmt::format("must be 1 to {} characters", sizeof(spec.name) - 1));
+DeviceLimits read_device(detail::TableReader t) {
+  DeviceLimits spec;
+  spec.name = t.string("name");
+  constexpr size_t kWireName = sizeof(wire::DeviceSpec{}.name);  // with its NUL
+  if (spec.name.empty() || spec.name.size() >= kWireName) {
+    t.fail("name", fmt::format("must be 1 to {} characters", kWireName - 1));
   }
-  std::memcpy(spec.name, name.data(), name.size());
   for (const Uint64Field& f : kUint64Fields) {
     const int64_t v = t.integer(f.key);
     if (v < 0 || static_cast<uint64_t>(v) < f.min) {
@@ -196,7 +202,12 @@ std::vector<std::string> GpuCatalog::names() const {
 }
 
 wire::DeviceSpec to_device_spec(const GpuPreset& preset) {
-  return preset.device;
+  wire::DeviceSpec spec;
+  const std::string& name = preset.device.name;  // checked to fit when the preset was read
+  std::memcpy(spec.name, name.data(), std::min(name.size(), sizeof(spec.name) - 1));
+  for (const Uint64Field& f : kUint64Fields) spec.*f.wire = preset.device.*f.member;
+  for (const Int32Field& f : kInt32Fields) spec.*f.wire = preset.device.*f.member;
+  return spec;
 }
 
 std::string format_preset(const GpuPreset& p) {

@@ -16,7 +16,7 @@ KernelLaunchInfo launch(uint32_t blocks, uint32_t threads, uint64_t shared = 0) 
 }
 
 TEST(CostModel, ResidentBlocksFollowThreadsAndSharedMemory) {
-  const wire::DeviceSpec& d = h100().device;
+  const DeviceLimits& d = h100().device;
   // 2048 threads per SM: 256-thread blocks → 8; 64-thread blocks → 32 (the block-slot limit).
   EXPECT_EQ(resident_blocks_per_sm(launch(1, 256), d), 8u);
   EXPECT_EQ(resident_blocks_per_sm(launch(1, 32), d), 32u);
@@ -27,7 +27,7 @@ TEST(CostModel, ResidentBlocksFollowThreadsAndSharedMemory) {
 }
 
 TEST(CostModel, WavesAreCeilOfBlocksOverSlots) {
-  const wire::DeviceSpec& d = h100().device;
+  const DeviceLimits& d = h100().device;
   // 132 SMs × 8 blocks of 256 threads = 1056 blocks per wave.
   EXPECT_EQ(waves(launch(1, 256), d), 1u);
   EXPECT_EQ(waves(launch(1056, 256), d), 1u);

@@ -103,7 +103,7 @@ TEST(GpuCatalog, EveryPresetIsInternallyConsistent) {
     // Under load a part never runs above its boost clock.
     EXPECT_LE(p.perf.sustained_clock_mhz * 1000, p.device.clock_khz);
     EXPECT_LE(p.perf.tensor_peak_clock_mhz * 1000, p.device.clock_khz);
-    const wire::DeviceSpec& d = p.device;
+    const DeviceLimits& d = p.device;
     // Opt-in per block = per SM minus the driver's reserved part (programming guide).
     EXPECT_EQ(d.shared_mem_per_block_optin + d.reserved_shared_mem_per_block,
               d.shared_mem_per_multiprocessor);
@@ -140,6 +140,35 @@ TEST(GpuCatalog, ToDeviceSpecCarriesEveryField) {
   EXPECT_EQ(spec.clock_khz, 1980000);
   EXPECT_EQ(spec.memory_clock_khz, 2619000);
   EXPECT_EQ(spec.cluster_launch, 1);
+  // Every preset, every field: the wire carries exactly the preset's limits.
+  for (const GpuPreset& p : GpuCatalog::builtin().presets()) {
+    const wire::DeviceSpec w = to_device_spec(p);
+    const DeviceLimits& d = p.device;
+    EXPECT_EQ(std::string(w.name), d.name);
+    EXPECT_EQ(w.total_global_mem, d.total_global_mem) << p.key;
+    EXPECT_EQ(w.cc_major, d.cc_major) << p.key;
+    EXPECT_EQ(w.cc_minor, d.cc_minor) << p.key;
+    EXPECT_EQ(w.multiprocessor_count, d.multiprocessor_count) << p.key;
+    EXPECT_EQ(w.max_threads_per_block, d.max_threads_per_block) << p.key;
+    EXPECT_EQ(w.max_threads_per_multiprocessor, d.max_threads_per_multiprocessor) << p.key;
+    EXPECT_EQ(w.max_blocks_per_multiprocessor, d.max_blocks_per_multiprocessor) << p.key;
+    EXPECT_EQ(w.regs_per_block, d.regs_per_block) << p.key;
+    EXPECT_EQ(w.regs_per_multiprocessor, d.regs_per_multiprocessor) << p.key;
+    EXPECT_EQ(w.shared_mem_per_block, d.shared_mem_per_block) << p.key;
+    EXPECT_EQ(w.shared_mem_per_block_optin, d.shared_mem_per_block_optin) << p.key;
+    EXPECT_EQ(w.shared_mem_per_multiprocessor, d.shared_mem_per_multiprocessor) << p.key;
+    EXPECT_EQ(w.reserved_shared_mem_per_block, d.reserved_shared_mem_per_block) << p.key;
+    EXPECT_EQ(w.l2_cache_bytes, d.l2_cache_bytes) << p.key;
+    EXPECT_EQ(w.persisting_l2_cache_max_bytes, d.persisting_l2_cache_max_bytes) << p.key;
+    EXPECT_EQ(w.memory_bus_width_bits, d.memory_bus_width_bits) << p.key;
+    EXPECT_EQ(w.memory_clock_khz, d.memory_clock_khz) << p.key;
+    EXPECT_EQ(w.clock_khz, d.clock_khz) << p.key;
+    EXPECT_EQ(w.async_engine_count, d.async_engine_count) << p.key;
+    EXPECT_EQ(w.pci_device_id, d.pci_device_id) << p.key;
+    EXPECT_EQ(w.pci_subsystem_id, d.pci_subsystem_id) << p.key;
+    EXPECT_EQ(w.cooperative_launch, d.cooperative_launch) << p.key;
+    EXPECT_EQ(w.cluster_launch, d.cluster_launch) << p.key;
+  }
 }
 
 // A valid one-preset file, edited by the error tests below.

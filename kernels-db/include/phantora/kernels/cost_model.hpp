@@ -73,9 +73,9 @@ struct CostParams {
 
 // Blocks of this launch that fit on one SM at once: limited by the SM's block slots, its
 // threads and its shared memory (registers are unknown here, so ignored). At least 1.
-uint64_t resident_blocks_per_sm(const KernelLaunchInfo& launch, const wire::DeviceSpec& device);
+uint64_t resident_blocks_per_sm(const KernelLaunchInfo& launch, const DeviceLimits& device);
 // ceil(blocks / (SMs × resident blocks per SM)), at least 1.
-uint64_t waves(const KernelLaunchInfo& launch, const wire::DeviceSpec& device);
+uint64_t waves(const KernelLaunchInfo& launch, const DeviceLimits& device);
 // floor + per-wave cost × waves: never zero, grows with the grid.
 SimTime default_kernel_cost(const KernelLaunchInfo& launch, const GpuPreset& gpu,
                             const CostParams& params);

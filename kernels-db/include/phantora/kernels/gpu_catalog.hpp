@@ -1,8 +1,9 @@
-// GPU presets: the figures a simulated GPU model reports to programs (as wire::DeviceSpec) and
+// GPU presets: the figures a simulated GPU model reports to programs (DeviceLimits) and
 // the peak rates the cost models use. The table lives in kernels-db/data/gpus.toml, which is
 // compiled into the library; GpuCatalog::from_file loads another one.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -31,11 +32,39 @@ struct GpuPerf {
   double sustained_clock_mhz = 0;
 };
 
+// What a simulated GPU model reports to programs (cudaGetDeviceProperties, device attributes):
+// the [gpu.<key>.device] table of gpus.toml, field for field. The daemon hands it to the shim
+// as wire::DeviceSpec (to_device_spec); the cost models read it here.
+struct DeviceLimits {
+  std::string name;               // e.g. "NVIDIA H100 80GB HBM3", as the real part reports it
+  uint64_t total_global_mem = 0;  // bytes
+  int32_t cc_major = 0, cc_minor = 0;
+  int32_t multiprocessor_count = 0;
+  int32_t max_threads_per_block = 0;
+  int32_t max_threads_per_multiprocessor = 0;
+  int32_t max_blocks_per_multiprocessor = 0;
+  int32_t regs_per_block = 0, regs_per_multiprocessor = 0;
+  uint64_t shared_mem_per_block = 0;
+  uint64_t shared_mem_per_block_optin = 0;
+  uint64_t shared_mem_per_multiprocessor = 0;
+  uint64_t reserved_shared_mem_per_block = 0;
+  int32_t l2_cache_bytes = 0;
+  int32_t persisting_l2_cache_max_bytes = 0;
+  int32_t memory_bus_width_bits = 0;
+  int32_t memory_clock_khz = 0;
+  int32_t clock_khz = 0;
+  int32_t async_engine_count = 0;
+  int32_t pci_device_id = 0;  // PCI device id of the part, e.g. 0x2330 for H100 SXM5
+  int32_t pci_subsystem_id = 0;
+  int32_t cooperative_launch = 1;
+  int32_t cluster_launch = 0;  // thread block clusters (sm_90+)
+};
+
 struct GpuPreset {
   std::string key;                   // canonical name, e.g. "h100"
   std::vector<std::string> aliases;  // lower case
   std::string description;
-  wire::DeviceSpec device;  // exactly what the daemon sends to the shim
+  DeviceLimits device;  // what the daemon sends to the shim (to_device_spec)
   GpuPerf perf;
 
   std::string_view device_name() const { return device.name; }
@@ -60,6 +89,7 @@ class GpuCatalog {
   std::vector<GpuPreset> presets_;
 };
 
+// The preset's limits as the wire carries them to the shim.
 wire::DeviceSpec to_device_spec(const GpuPreset& preset);
 
 // A human-readable listing of one preset (for `phantora db gpus` and logs).
