@@ -13,13 +13,7 @@
 #include <iterator>
 #include <string>
 
-#define CHECK(x)                                          \
-  do {                                                    \
-    if ((x) != 0) {                                       \
-      std::printf("FAILED %s (line %d)\n", #x, __LINE__); \
-      std::exit(1);                                       \
-    }                                                     \
-  } while (0)
+#include "check.cuh"
 
 struct Span {
   float* data;

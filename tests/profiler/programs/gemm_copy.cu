@@ -8,13 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define CHECK(x)                                          \
-  do {                                                    \
-    if ((x) != 0) {                                       \
-      std::printf("FAILED %s (line %d)\n", #x, __LINE__); \
-      std::exit(1);                                       \
-    }                                                     \
-  } while (0)
+#include "check.cuh"
 
 int main() {
   const size_t bytes = 1 << 20;
