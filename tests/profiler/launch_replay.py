@@ -16,7 +16,9 @@ written out by hand: 65536 = 0x10000, 2.0f = 0x40000000, 3.0f = 0x40400000, 1024
 With 1 warm-up, 3 timed launches and no sequences, each row's mean is its table's durations
 (7, 9, 11 -> 9 for axpy; 20 for scale; 5 for triton_like; CUDA events keep them as
 float milliseconds, so to 1e-3 us), and a second run prices the job's
-four launches at 2 x 9 + 20 + 5 = 43 us, all measured.
+four launches at 2 x 9 + 20 + 5 = 43 us, all measured. Then the same with scale faulting as an
+illegal address would (a sticky error): status 6, scale listed as lost, and a second profile that
+skips it and measures the others.
 """
 import argparse
 import json
@@ -133,6 +135,38 @@ def main():
            f"2 x 9 + 20 + 5 = 43 us of GPU time measured (got {measured * 1e6:.6f} us)")
     expect(set(g["by_source"]) == {"measured"},
            f"no share priced by a default (got {sorted(g['by_source'])})")
+
+    # A relaunched kernel that faults (the stand-in plays a sticky error for scale): profile
+    # keeps what it measured, names scale in the lost-device list and exits 6; a second profile
+    # without the job skips scale and measures the rest from the kept launches.
+    fault_db = os.path.join(a.work, "fault.db")
+    lost = fault_db + ".profile-lost-device.txt"
+    for f in (fault_db, fault_db + "-wal", fault_db + "-shm", lost):
+        if os.path.exists(f):
+            os.remove(f)
+    fault_times = os.path.join(a.work, "fault-times.txt")
+    with open(fault_times, "w") as f:
+        f.write(f"{AXPY_CALL} | 9\n{SCALE_CALL} | -1\n{TRITON_CALL} | 5\n"
+                "cudaMemsetAsync bytes=4 | 1\n")
+    fault_env = dict(env, PHANTORA_STANDIN_GPU_TIMES=fault_times)
+    profile = [a.phantora, "db", "profile", "--db", fault_db, "--cuda-library", a.standin,
+               "--warmup", "1", "--repetitions", "3", "--sequences", "0"]
+    p = run(profile + ["--", a.program, a.cubin], fault_env)
+    scale_sig = f"kernel:name={SCALE},grid=8x1x1,block=128x1x1,smem=0"
+    expect(p.returncode == 6 and f"the device was unusable after {scale_sig} failed" in p.stdout,
+           f"a faulting relaunch ends the profile with status 6, naming it (got {p.returncode})")
+    with open(lost) as f:
+        expect(f.read() == scale_sig + "\n", "the faulting signature is listed in " + lost)
+    p = run(profile, fault_env)
+    expect(p.returncode == 0 and "skipping 1 signatures" in p.stderr,
+           f"a second profile skips it and exits 0 (got {p.returncode})")
+    con = sqlite3.connect(fault_db)
+    measured = {r[0] for r in con.execute("SELECT signature FROM entries")}
+    still_missing = {r[0] for r in con.execute("SELECT signature FROM missing")}
+    con.close()
+    expect(measured == set(want) - {scale_sig} and still_missing == {scale_sig},
+           f"axpy and triton_like measured, scale still missing (got {sorted(measured)}, "
+           f"missing {sorted(still_missing)})")
 
     print(f"{len(failures)} failure(s)")
     return 1 if failures else 0
