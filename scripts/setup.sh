@@ -12,6 +12,7 @@ PACKAGES=(cmake g++ make python3 python3-venv binutils libboost-dev libboost-sys
           gnuplot-nox  # draws `phantora sweep`'s PNG plots
           chromium     # opens the sweep's page in a browser (tests/tools/sweep_browser_check.py)
           python3-yaml # reads the CI templates (tests/integration/check.py, case ci_templates)
+          zstd         # unpacks fat binaries' cubins (tests/pytorch/launches_recorded.py)
           munge slurmctld slurmd slurm-client)  # a one-machine Slurm for tests/cluster/slurm_check.py
 
 missing=()

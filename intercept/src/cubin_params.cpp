@@ -10,7 +10,11 @@ namespace {
 // Attribute formats of .nv.info (EIFMT_*) and the one attribute read (EIATTR_KPARAM_INFO),
 // as NVIDIA's cuobjdump names them; the layout below was checked against nvcc 13's output.
 constexpr uint8_t kFormatNone = 1, kFormatByte = 2, kFormatHalf = 3, kFormatSized = 4;
+// Two layouts are read, the second in newer toolkits' cubins (seen for kernels with large
+// parameter structs): 0x17, u32 index, u16 ordinal, u16 offset, u32 whose top 14 bits are the
+// size; 0x45, the same with the whole u32 the size.
 constexpr uint8_t kKparamInfo = 0x17;
+constexpr uint8_t kKparamInfoPlainSize = 0x45;
 
 template <typename T>
 bool read(const unsigned char* base, size_t bytes, uint64_t at, T& out) {
@@ -60,13 +64,12 @@ std::optional<std::vector<uint32_t>> cubin_param_sizes(const void* image, size_t
       if (format == kFormatSized) {
         uint16_t length = 0;
         if (!read(p, bytes, at + 2, length) || at + 4 + length > offset + size) break;
-        // KPARAM_INFO: u32 index, u16 ordinal, u16 offset, u32 whose top 14 bits are the size.
-        if (attribute == kKparamInfo && length == 12) {
+        if ((attribute == kKparamInfo || attribute == kKparamInfoPlainSize) && length == 12) {
           uint16_t ordinal = 0;
           uint32_t packed = 0;
           read(p, bytes, at + 8, ordinal);
           read(p, bytes, at + 12, packed);
-          by_ordinal[ordinal] = packed >> 18;
+          by_ordinal[ordinal] = attribute == kKparamInfo ? packed >> 18 : packed;
         }
         at += 4 + length;
       } else if (format == kFormatByte || format == kFormatHalf) {
@@ -77,6 +80,8 @@ std::optional<std::vector<uint32_t>> cubin_param_sizes(const void* image, size_t
         return std::nullopt;  // an attribute format this reader does not know
       }
     }
+    // No parameter table (or a kernel without parameters): the caller's other ways decide.
+    if (by_ordinal.empty()) return std::nullopt;
     std::vector<uint32_t> sizes;
     for (const auto& [ordinal, bytes_of] : by_ordinal) {
       if (ordinal != sizes.size() || bytes_of == 0) return std::nullopt;  // a gap: incomplete

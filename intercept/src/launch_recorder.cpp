@@ -26,10 +26,10 @@ namespace {
 
 static_assert(std::is_trivially_copyable_v<LaunchWork>, "recorded as its bytes");
 
-// A parameter is read from where `args[i]` points up to the next parameter's address (nvcc's
-// stubs and Triton's launchers keep them side by side), at most this many bytes: the kernel
-// parameter limit before CUDA 12.1, and more than any PyTorch kernel passes.
-constexpr size_t kMaxParamBytes = 4096;
+// A struct parameter is read from where `args[i]` points up to the next parameter's address
+// (nvcc's stubs keep them side by side), at most this many bytes: the kernel parameter limit
+// since CUDA 12.1 (PyTorch's foreach kernels pass 25 KB TensorListAddresses on it).
+constexpr size_t kMaxParamBytes = 32764;
 
 struct Recorder {
   std::mutex mu;
@@ -99,22 +99,29 @@ std::string read_up_to(int self_mem, const void* p, size_t n) {
   return bytes;
 }
 
-// The number of parameters of a demangled function: top-level commas of its last parenthesised
-// group; nullopt when the name is not a C++ function signature.
-std::optional<size_t> parameter_count(std::string_view d) {
+// The parameter types of a demangled function: its last parenthesised group, split at top-level
+// commas (read from the end: a qualifier such as "(anonymous namespace)" may come first);
+// nullopt when the name is not a C++ function signature.
+std::optional<std::vector<std::string_view>> parameter_list(std::string_view d) {
   if (d.empty() || d.back() != ')') return std::nullopt;
   int depth = 0;
-  size_t commas = 0;
-  bool any = false;
+  size_t end = d.size() - 1;  // one past the current parameter
+  std::vector<std::string_view> reversed;
   for (size_t i = d.size(); i-- > 0;) {
     const char c = d[i];
     if (c == ')' || c == '>' || c == ']') {
       ++depth;
     } else if (c == '(' || c == '<' || c == '[') {
-      if (--depth == 0) return any ? commas + 1 : 0;
-    } else if (depth == 1) {
-      if (c == ',') ++commas;
-      if (c != ' ') any = true;
+      if (--depth == 0) {
+        const std::string_view last = d.substr(i + 1, end - i - 1);
+        if (!reversed.empty() || last.find_first_not_of(' ') != std::string_view::npos) {
+          reversed.push_back(last);
+        }
+        return std::vector<std::string_view>(reversed.rbegin(), reversed.rend());
+      }
+    } else if (depth == 1 && c == ',') {
+      reversed.push_back(d.substr(i + 1, end - i - 1));
+      end = i;
     }
   }
   return std::nullopt;
@@ -155,7 +162,8 @@ std::string save_image(Recorder& r, const KernelInfo& k) {
 }
 
 // How many bytes each parameter has: exactly from a cubin's parameter table (Triton's kernels,
-// whose names say nothing of their parameters), else windows up to the next parameter.
+// whose names say nothing of their parameters), else from the demangled parameter types (a
+// pointer or a scalar exactly, a struct as a window up to the next parameter).
 struct ParamExtent {
   size_t bytes;
   bool exact;
@@ -168,13 +176,26 @@ std::optional<std::vector<ParamExtent>> parameter_extents(const KernelInfo& k, v
       return out;
     }
   }
-  const std::optional<size_t> n = parameter_count(demangle(k.name.c_str()));
-  if (!n) return std::nullopt;
+  const std::string demangled = demangle(k.name.c_str());
+  const std::optional<std::vector<std::string_view>> types = parameter_list(demangled);
+  if (!types) return std::nullopt;
+  const size_t n = types->size();
   std::vector<ParamExtent> out;
-  for (size_t i = 0; i < *n; ++i) {
+  for (size_t i = 0; i < n; ++i) {
+    // A pointer or a scalar has its size; a struct gets the bytes up to the next parameter.
+    const std::string_view type = (*types)[i];
+    const size_t last = type.find_last_not_of(' ');
+    if (last != std::string_view::npos && type[last] == '*') {
+      out.push_back({sizeof(void*), true});
+      continue;
+    }
+    if (const int bytes = scalar_bytes(type); bytes > 0) {
+      out.push_back({static_cast<size_t>(bytes), true});
+      continue;
+    }
     const auto at = reinterpret_cast<uintptr_t>(args[i]);
     uintptr_t end = at + kMaxParamBytes;
-    for (size_t j = 0; j < *n; ++j) {
+    for (size_t j = 0; j < n; ++j) {
       const auto other = reinterpret_cast<uintptr_t>(args[j]);
       if (other > at && other < end) end = other;
     }

@@ -36,6 +36,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <list>
 #include <map>
 #include <mutex>
 #include <set>
@@ -46,6 +47,11 @@
 
 namespace {
 
+struct Function {
+  std::string name;
+  std::vector<size_t> sizes;
+};
+
 struct Gpu {
   std::mutex mu;
   std::map<std::string, std::vector<double>> table;
@@ -53,6 +59,7 @@ struct Gpu {
   std::map<const void*, double> stream_us;  // each stream's clock; null is the default stream
   std::map<const void*, double> event_us;
   std::set<const void*> pinned;
+  std::list<Function> functions;  // what cuModuleGetFunction handed out (stable addresses)
   std::map<uintptr_t, size_t> device_allocations;
   uintptr_t next_device = 0x7f0000000000;  // never dereferenced: the stand-in computes nothing
   std::string loaded_path;
@@ -135,10 +142,6 @@ std::vector<size_t> param_sizes(const std::string& kernel, bool& found) {
 
 struct Module {
   uint32_t magic;
-};
-struct Function {
-  std::string name;
-  std::vector<size_t> sizes;
 };
 
 // A parameter as the launch's operation spells it (see the top of this file).
@@ -441,7 +444,9 @@ CUresult cuModuleGetFunction(CUfunction* f, CUmodule, const char* name) {
   bool found = false;
   std::vector<size_t> sizes = param_sizes(name, found);
   if (!found) return CUDA_ERROR_NOT_FOUND;
-  *f = reinterpret_cast<CUfunction>(new Function{name, std::move(sizes)});  // never freed: a test
+  std::lock_guard lock(gpu().mu);
+  gpu().functions.push_back(Function{name, std::move(sizes)});
+  *f = reinterpret_cast<CUfunction>(&gpu().functions.back());
   return CUDA_SUCCESS;
 }
 CUresult cuFuncGetParamInfo(CUfunction f, size_t index, size_t* offset, size_t* size) {

@@ -10,11 +10,18 @@ PHANTORA_RECORD_LAUNCHES beside its kernel database, as `db profile -- COMMAND` 
   addresses found inside their by-value structs (Flash_fwd_params; TensorIterator's data
   array), each inside an allocation of the run.
 
+- every recorded parameter holds at least as many bytes as the kernel's own sm_90 cubin says
+  the parameter has, and each record has exactly as many parameters: the cubin is read from the
+  saved fat binary (its entries are zstd-compressed ELF files; the parameter table is the
+  `.nv.info.<kernel>` section's KPARAM_INFO attributes), independently of how the shim sized
+  them (the demangled name's parameter types, and windows up to the next parameter).
+
 Usage: launches_recorded.py PHANTORA PYTHON GPT_SCRIPT WORK_DIR
 """
 import glob
 import os
 import shutil
+import struct
 import subprocess
 import sys
 
@@ -66,7 +73,8 @@ for path in glob.glob(os.path.join(launches, "launches-*.txt")):
         for line in f:
             parts = line.split()
             if parts[0] == "launch":
-                record = {"kernel": parts[1], "params": [], "pointers": [], "allocations": []}
+                record = {"kernel": parts[1], "image": parts[2], "params": [], "pointers": [],
+                          "allocations": []}
             elif parts[0] == "param":
                 record["params"].append(parts[2])
             elif parts[0] == "pointer":
@@ -95,5 +103,70 @@ expect(struct_pointers("flash_fwd"),
        "flash attention's forward kernel: addresses found in its params struct")
 expect(struct_pointers("elementwise_kernel"),
        "an elementwise kernel: addresses found in TensorIterator's data array")
+
+
+def sm90_cubin(path):
+    """The sm_90 ELF of a fat binary: u32 magic, u16 version, u16 header size, u64 size, then
+    entries of (u16 kind: 2 is ELF, u16, u32 header size, u64 payload size, ..., u32 arch at
+    0x1c, u64 stored size at 0x10), a compressed payload starting with zstd's magic."""
+    d = open(path, "rb").read()
+    _, _, head, size = struct.unpack_from("<IHHQ", d, 0)
+    at = head
+    while at < head + size:
+        kind, _, entry_head, payload = struct.unpack_from("<HHIQ", d, at)
+        stored = struct.unpack_from("<Q", d, at + 0x10)[0]
+        arch = struct.unpack_from("<I", d, at + 0x1c)[0]
+        if kind == 2 and arch == 90:
+            body = d[at + entry_head:at + entry_head + stored]
+            if body[:4] == b"\x7fELF":
+                return body
+            return subprocess.run(["zstd", "-d", "-c"], input=body, capture_output=True,
+                                  check=True).stdout
+        at += entry_head + payload
+    return None
+
+
+def cubin_param_sizes(elf, kernel):
+    """Sizes by ordinal from KPARAM_INFO (0x17: size in the top 14 bits of the last u32; 0x45:
+    the whole u32) in section .nv.info.<kernel>; None without the section."""
+    shoff = struct.unpack_from("<Q", elf, 0x28)[0]
+    entsize, count, names = struct.unpack_from("<HHH", elf, 0x3a)
+    sections = [struct.unpack_from("<IIQQQQIIQQ", elf, shoff + i * entsize) for i in range(count)]
+    strtab = sections[names][4]
+    want = (".nv.info." + kernel).encode()
+    for sec in sections:
+        name = elf[strtab + sec[0]:elf.index(b"\0", strtab + sec[0])]
+        if name != want:
+            continue
+        table, at, sizes = elf[sec[4]:sec[4] + sec[5]], 0, {}
+        while at < len(table):
+            fmt, attr = table[at], table[at + 1]
+            if fmt == 4:
+                length = struct.unpack_from("<H", table, at + 2)[0]
+                if attr in (0x17, 0x45) and length == 12:
+                    ordinal, packed = struct.unpack_from("<H2xI", table, at + 8)
+                    sizes[ordinal] = packed >> 18 if attr == 0x17 else packed
+                at += 4 + length
+            else:
+                at += 4 if fmt in (2, 3) else 2
+        return [sizes[k] for k in sorted(sizes)]
+    return None
+
+
+if shutil.which("zstd") is None:
+    expect(False, "zstd is needed to read the fat binaries' cubins (scripts/setup.sh installs it)")
+else:
+    cubins = {}
+    short = []
+    for r in records:
+        if r["image"] not in cubins:
+            cubins[r["image"]] = sm90_cubin(os.path.join(launches, "images", r["image"]))
+        elf = cubins[r["image"]]
+        sizes = cubin_param_sizes(elf, r["kernel"]) if elf else None
+        got = [len(p) // 2 for p in r["params"]]
+        if sizes is None or len(sizes) != len(got) or any(g < n for g, n in zip(got, sizes)):
+            short.append(f"{r['kernel'][:90]}: cubin {sizes}, recorded {got}")
+    expect(not short, f"every recorded parameter covers the cubin's size, {len(records)} records "
+           f"({len(short)} do not: {short[:3]})")
 print(f"{len(records)} launches recorded; {len(failures)} failure(s)")
 sys.exit(1 if failures else 0)

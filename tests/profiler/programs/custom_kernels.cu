@@ -2,8 +2,8 @@
 // launched the two ways jobs launch kernels. Through nvcc's registration (<<<>>>): axpy twice
 // with the same arguments (one recorded launch), and scale with a struct holding a device pointer
 // passed by value. Through the driver, as Triton does: the extern "C" kernel of the cubin named
-// by argv[1], loaded with cuModuleLoadData. The stand-in GPU checks the arguments each replay
-// passes against the values below.
+// by argv[1], loaded with cuModuleLoadData, and its big_param with a 25 KB struct. The stand-in
+// GPU checks the arguments each replay passes against the values below.
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -58,6 +58,19 @@ int main(int argc, char** argv) {
   int n = 1000;
   void* params[] = {&p, &n};
   CHECK(cuLaunchKernel(f, 4, 1, 1, 128, 1, 1, 0, nullptr, params, nullptr));
+  // A 25,608-byte struct parameter (CUDA 12.1's larger parameter limit), its pointer 128 bytes
+  // into y.
+  struct Big {
+    float* p;
+    char bytes[25600];
+  };
+  static Big big{};
+  big.p = y + 32;
+  int ten = 10;
+  void* big_params[] = {&big, &ten};
+  CUfunction g = nullptr;
+  CHECK(cuModuleGetFunction(&g, module, "big_param"));
+  CHECK(cuLaunchKernel(g, 1, 1, 1, 32, 1, 1, 0, nullptr, big_params, nullptr));
   CHECK(cudaDeviceSynchronize());
   std::printf("custom kernels done\n");
   return 0;
