@@ -19,6 +19,9 @@ constexpr GpuSystem kGpuSystems[] = {
      "NVIDIA DGX H100/H200 User Guide, 'Hardware Overview': 8 x H100 SXM5 "
      "(https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html); a power "
      "limit changes no link"},
+    {"h100-96gb-500w", "dgx-h100",
+     "pytorch/torchtitan benchmarks/llama3_h100_202412_torchtitan.md: Grand Teton hosts of 8 x "
+     "H100 fully connected with NVLink, 400 Gb/s RDMA per GPU (the DGX H100's links)"},
     {"h200", "dgx-h200",
      "NVIDIA DGX H100/H200 User Guide, 'Hardware Overview': 8 x H200 SXM "
      "(https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html)"},

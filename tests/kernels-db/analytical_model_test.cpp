@@ -70,6 +70,23 @@ TEST(ClockModel, PowerLimitedH100ScalesComputeButNotMemory) {
             memory_op_estimate(op, full, params()).duration);
 }
 
+TEST(ClockModel, Hbm2ePartMovesBytesAtItsOwnBandwidth) {
+  // h100-96gb-500w is h100-500w with 2.4 TB/s of HBM2e: compute terms are equal, a memory-bound
+  // kernel's byte term takes 3350 / 2400 times longer (same efficiency, 0.90), its floor not.
+  const GpuPreset& capped = gpu("h100-500w");
+  const GpuPreset& part = gpu("h100-96gb-500w");
+  const Estimate g80 = gemm_estimate(cube(4096), capped, params());
+  const Estimate g96 = gemm_estimate(cube(4096), part, params());
+  EXPECT_DOUBLE_EQ(g96.compute_us, g80.compute_us);
+  EXPECT_NEAR(g96.memory_us, g80.memory_us * 3350.0 / 2400.0, 1e-9);
+
+  MemoryOpDesc op;
+  op.bytes_read = op.bytes_written = 1ull << 28;                     // 512 MiB moved
+  const double floor_us = params().memory_floor.as_seconds() * 1e6;  // 3 µs, models.toml
+  const double by_hand_us = floor_us + 2.0 * (1ull << 28) / (2400e9 * 0.90) * 1e6;
+  EXPECT_NEAR(memory_op_estimate(op, part, params()).duration.as_seconds() * 1e6, by_hand_us, 1e-3);
+}
+
 TEST(GemmModel, Bf16Cube8192OnH100IsWithin1p15To1p35OfPeakTime) {
   // Issue 17's band. By hand: 4096 tiles = 31.03 waves → 32 (4224 tile-times), at 0.801 of
   // peak: 4224 / 4096 / 0.801 = 1.287, plus 4 µs over 1111 µs at peak = 1.291.

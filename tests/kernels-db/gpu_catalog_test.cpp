@@ -19,9 +19,10 @@ std::string error_of(auto&& fn) {
   return "(no error)";
 }
 
-TEST(GpuCatalog, BuiltinHasTheFivePresets) {
+TEST(GpuCatalog, BuiltinHasTheSixPresets) {
   const auto names = GpuCatalog::builtin().names();
-  EXPECT_EQ(names, (std::vector<std::string>{"a100-80gb", "h100", "h100-500w", "h200", "b200"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"a100-80gb", "h100", "h100-500w", "h100-96gb-500w",
+                                             "h200", "b200"}));
 }
 
 // Figures from the vendor datasheets and public deviceQuery output (kernels-db/data/gpus.toml).
@@ -95,6 +96,25 @@ TEST(GpuCatalog, PowerLimitedH100DiffersOnlyInItsSustainedClock) {
   // 700 W: 1575 MHz under load (DeepGEMM #120); 500 W: 1410 MHz (gpus.toml's derivation).
   EXPECT_DOUBLE_EQ(full.perf.sustained_clock_mhz, 1575.0);
   EXPECT_DOUBLE_EQ(capped.perf.sustained_clock_mhz, 1410.0);
+}
+
+TEST(GpuCatalog, TorchTitansPublishedPartIsTheCappedH100WithHbm2e) {
+  // pytorch/torchtitan benchmarks/llama3_h100_202412_torchtitan.md: "96GB HBM2e with 2.4
+  // TB/sec peak memory bandwidth", "the default 500W power limit".
+  const GpuCatalog& c = GpuCatalog::builtin();
+  const GpuPreset& capped = c.find("h100-500w");
+  const GpuPreset& part = c.find("grand-teton-h100");
+  EXPECT_EQ(part.key, "h100-96gb-500w");
+  EXPECT_DOUBLE_EQ(part.perf.hbm.as_gbytes_per_s(), 2400.0);
+  // 96 GiB of six stacks, less the share the 80 GB part reserves (81079 of 81920 MiB).
+  EXPECT_EQ(part.device.total_global_mem >> 20, (98304ull * 81079 + 81920 / 2) / 81920);  // rounded
+  EXPECT_EQ(part.device.memory_bus_width_bits, 6144);
+  // The same chip at the same limit: tensor cores, SMs and clocks as h100-500w's.
+  EXPECT_DOUBLE_EQ(part.perf.bf16_tflops, capped.perf.bf16_tflops);
+  EXPECT_DOUBLE_EQ(part.perf.sustained_clock_mhz, capped.perf.sustained_clock_mhz);
+  EXPECT_DOUBLE_EQ(part.perf.tensor_peak_clock_mhz, capped.perf.tensor_peak_clock_mhz);
+  EXPECT_EQ(part.device.multiprocessor_count, capped.device.multiprocessor_count);
+  EXPECT_EQ(part.device.l2_cache_bytes, capped.device.l2_cache_bytes);
 }
 
 TEST(GpuCatalog, EveryPresetIsInternallyConsistent) {

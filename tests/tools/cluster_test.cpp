@@ -22,8 +22,8 @@ std::string source_of(const net::TopologySpec& spec, const std::string& key) {
 }
 
 // No GPU of the catalog falls back to the generic Ethernet cluster: each has a system, whose
-// preset holds that GPU or, for a power-limited variant (h100-500w), the same part (the run's
-// --gpu then replaces the preset's GPU, run_setup.cpp).
+// preset holds that GPU or, for a variant (h100-500w's power limit, h100-96gb-500w's memory),
+// the same chip (the run's --gpu then replaces the preset's GPU, run_setup.cpp).
 TEST(Cluster, EveryCatalogGpuShipsInASystem) {
   const auto& catalog = phantora::kernels::GpuCatalog::builtin();
   for (const auto& gpu : catalog.presets()) {
@@ -31,10 +31,15 @@ TEST(Cluster, EveryCatalogGpuShipsInASystem) {
     ASSERT_NE(system, nullptr) << gpu.key << " has no row in netmodel/src/gpu_systems.cpp";
     const std::string model = net::Topology::preset(system->topology, 1).spec().gpu_model;
     if (model != gpu.key) {
-      EXPECT_EQ(catalog.find(model).device_name(), gpu.device_name()) << gpu.key;
+      const auto& shipped = catalog.find(model).device;
+      EXPECT_EQ(shipped.cc_major * 10 + shipped.cc_minor,
+                gpu.device.cc_major * 10 + gpu.device.cc_minor)
+          << gpu.key;
+      EXPECT_EQ(shipped.multiprocessor_count, gpu.device.multiprocessor_count) << gpu.key;
     }
   }
   EXPECT_EQ(net::system_of_gpu("h100-500w")->topology, "dgx-h100");
+  EXPECT_EQ(net::system_of_gpu("h100-96gb-500w")->topology, "dgx-h100");
 }
 
 // Each --gpu spelling resolves to its DGX preset. NVLink per GPU and direction is the link count
