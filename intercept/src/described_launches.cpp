@@ -9,6 +9,7 @@ namespace {
 struct Pending {
   std::string kernel;  // empty: none pending
   LaunchWork work;
+  bool held = false;  // for every launch of `kernel` until cleared, not only the next one
 };
 thread_local Pending t_pending;
 
@@ -16,8 +17,9 @@ thread_local Pending t_pending;
 
 std::optional<LaunchWork> take_described_work(std::string_view kernel) {
   if (t_pending.kernel.empty() || t_pending.kernel != kernel) return std::nullopt;
-  t_pending.kernel.clear();
-  return t_pending.work;
+  const LaunchWork work = t_pending.work;
+  if (!t_pending.held) t_pending.kernel.clear();
+  return work;
 }
 
 }  // namespace phantora::shim
@@ -52,4 +54,29 @@ extern "C" __attribute__((visibility("default"))) int phantora_describe_next_att
   a.impl = *family;
   phantora::shim::t_pending = {kernel, w};
   return 0;
+}
+
+// Every launch of `kernel` on this thread, until phantora_describe_clear() or another
+// description, is a memory-bound kernel that reads and writes these many bytes, priced by the
+// bandwidth model as an element-wise kernel, or as a reduction when `reduction` is non-zero:
+// inductor's pointwise and reduction kernels (triton_poi_*, triton_red_*, triton_per_*), whose
+// tensors the start-up hook sees. Held rather than used up because one launch call of inductor
+// may launch the kernel several times with the same tensors (autotuning benchmarks each of its
+// configurations). Returns 0, or -1 for a description that moves no bytes.
+extern "C" __attribute__((visibility("default"))) int phantora_describe_memory_op(
+    const char* kernel, int reduction, uint64_t bytes_read, uint64_t bytes_written) {
+  using phantora::shim::LaunchWork;
+  if (kernel == nullptr || *kernel == '\0' || bytes_read + bytes_written == 0) return -1;
+  LaunchWork w;
+  w.kind =
+      reduction != 0 ? phantora::wire::WorkKind::kReduce : phantora::wire::WorkKind::kElementwise;
+  w.bytes_read = bytes_read;
+  w.bytes_written = bytes_written;
+  phantora::shim::t_pending = {kernel, w, /*held=*/true};
+  return 0;
+}
+
+// Ends this thread's pending description, used or not.
+extern "C" __attribute__((visibility("default"))) void phantora_describe_clear() {
+  phantora::shim::t_pending = {};
 }

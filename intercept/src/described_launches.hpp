@@ -1,8 +1,10 @@
 // Launches described from the host program's side, for kernels whose launch says nothing the
 // shim can read: inductor's Triton kernels carry their shapes as constants in compiled code. A
-// start-up hook of `phantora run` (tools/python/phantora_flex_attention.py) calls
-// phantora_describe_next_attention() with the tensors' shapes just before such a launch; the
-// description applies to the calling thread's next launch of that kernel and only to it.
+// start-up hook of `phantora run` (tools/python/phantora_inductor_launches.py) calls
+// phantora_describe_next_attention() with FlexAttention's shapes, or
+// phantora_describe_memory_op() with a pointwise or reduction kernel's bytes, just before
+// such a launch; the description applies to the calling thread's next launch of that kernel and
+// only to it.
 #pragma once
 
 #include <optional>

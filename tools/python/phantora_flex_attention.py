@@ -1,5 +1,6 @@
 """FlexAttention's Triton kernels described to the simulator (imported by sitecustomize.py when
-PyTorch's inductor runtime or torch.nn.attention.flex_attention is).
+torch.nn.attention.flex_attention is, and by phantora_inductor_launches.py, whose wrapper of
+inductor's launches calls describe_launch).
 
 inductor compiles flex_attention into Triton kernels whose shapes are constants inside the compiled
 code: their launch (grid, raw pointers) says nothing of the sequence lengths or head dim, and the
@@ -224,10 +225,13 @@ def _attention_args(autotuner, args):
     return q, k, v, by_name.get("arg_KV_NUM_BLKS"), "arg_DELTA" in names
 
 
-def _describe_launch(autotuner, args):
+def describe_launch(autotuner, args):
+    """Describes a FlexAttention kernel's launch to the simulator; False for any other kernel."""
+    if _describe is None:
+        return False
     found = _attention_args(autotuner, args)
     if found is None:
-        return
+        return False
     q, k, v, kv_blocks, backward = found
     import torch
 
@@ -257,23 +261,4 @@ def _describe_launch(autotuner, args):
     if _describe(name.encode(), int(backward), batch, heads_q, heads_kv, seq_q, seq_k, head_dim,
                  int(kind == "causal"), int(q.dtype != torch.float16), b"flex") != 0:
         _warn_once(("rejected", name), f"the simulator did not take the description of {name}")
-
-
-def patch_inductor(module):
-    """Wraps CachingAutotuner.run (torch/_inductor/runtime/triton_heuristics.py), through which
-    inductor's generated code launches every Triton kernel, to describe FlexAttention's kernels
-    just before they launch."""
-    if _describe is None:
-        return
-    cls = module.CachingAutotuner
-    original = cls.run
-    if getattr(original, "_phantora_wrapped", False):
-        return
-
-    @functools.wraps(original)
-    def run(self, *args, **kwargs):
-        _describe_launch(self, args)
-        return original(self, *args, **kwargs)
-
-    run._phantora_wrapped = True
-    cls.run = run
+    return True

@@ -9,9 +9,11 @@ clock; docs/time.md.) In every Python process of the job it
   * once TorchTitan's token dispatcher is imported, supplies its expert-parallel routing counts
     from the host (phantora_moe_routing.py: the counts are computed on the GPU, which does not
     run kernels).
-  * describes FlexAttention's Triton kernels to the simulator just before they launch, from the
-    tensors inductor launches them with and the block mask's pattern evaluated on the host
-    (phantora_flex_attention.py: the kernels' shapes are constants inside their compiled code).
+  * describes inductor's Triton kernels to the simulator just before they launch, from the
+    tensors inductor launches them with (phantora_inductor_launches.py: the kernels' shapes are
+    constants inside their compiled code): FlexAttention's by their shape and the block mask's
+    pattern evaluated on the host (phantora_flex_attention.py), pointwise and reduction kernels
+    by the bytes their tensors hold.
   * makes print() write each line in one piece: sys.stdout and sys.stderr flush at the end of
     a line instead of after every write (PYTHONUNBUFFERED, which phantora run sets, writes
     print's text and its newline separately, and ranks sharing a host's pipe then break each
@@ -84,10 +86,10 @@ def _flex_attention_masks(module):
     phantora_flex_attention.patch_create_block_mask(module)
 
 
-def _flex_attention_launches(module):
-    import phantora_flex_attention  # next to this file, on PYTHONPATH
+def _inductor_launches(module):
+    import phantora_inductor_launches  # next to this file, on PYTHONPATH
 
-    phantora_flex_attention.patch_inductor(module)
+    phantora_inductor_launches.patch_inductor(module)
 
 
 def _chain_shadowed_sitecustomize():
@@ -118,5 +120,5 @@ if os.environ.get("PHANTORA_SOCKET") or os.environ.get("PHANTORA_ADDRESS"):
     sys.meta_path.insert(0, _AfterImport("torch.nn.attention.flex_attention",
                                          _flex_attention_masks))
     sys.meta_path.insert(0, _AfterImport("torch._inductor.runtime.triton_heuristics",
-                                         _flex_attention_launches))
+                                         _inductor_launches))
 _chain_shadowed_sitecustomize()
