@@ -173,16 +173,24 @@ nlohmann::json make_report(const SimulationConfig& config, const RunStats& stats
   std::sort(kernels.begin(), kernels.end(), [](const auto& a, const auto& b) {
     return a.second.total != b.second.total ? a.second.total > b.second.total : a.first < b.first;
   });
+  auto row = [](const std::string& name, const KernelStats& k) {
+    return json{{"kernel", kernels::kernel_base_name(name)},
+                {"mangled", name},
+                {"count", k.count},
+                {"total_s", k.total.as_seconds()},
+                {"source", std::string(source_name(k.source))}};
+  };
   json top = json::array();
-  for (size_t i = 0; i < std::min<size_t>(kernels.size(), 20); ++i) {
+  // Every kernel no model knows, by name, so that a small default-priced share still says what
+  // it is made of (and what `phantora db profile` would measure).
+  json defaulted = json::array();
+  for (size_t i = 0; i < kernels.size(); ++i) {
     const auto& [name, k] = kernels[i];
-    top.push_back({{"kernel", kernels::kernel_base_name(name)},
-                   {"mangled", name},
-                   {"count", k.count},
-                   {"total_s", k.total.as_seconds()},
-                   {"source", std::string(source_name(k.source))}});
+    if (i < 20) top.push_back(row(name, k));
+    if (k.source == CostSource::kDefault) defaulted.push_back(row(name, k));
   }
   r["top_kernels"] = top;
+  r["gpu_time"]["defaulted_kernels"] = defaulted;
   return r;
 }
 

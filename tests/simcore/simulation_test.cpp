@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "phantora/simcore/report.hpp"
+
 #include <cstring>
 #include <map>
 #include <string>
@@ -459,6 +461,26 @@ TEST_F(SimulationTest, StatsCountOpsKernelsAndBusyTimePerGpu) {
   EXPECT_EQ(s.simulated_end, us(61));
   ASSERT_EQ(s.clients.size(), 1u);
   EXPECT_EQ(s.clients[0].host, 1);
+}
+
+TEST_F(SimulationTest, ReportListsEveryDefaultPricedKernelByName) {
+  const ClientId c = connect();
+  Batch b;
+  b.kernel(1, "_Z1av").kernel(7, "_Z7unknownv").kernel(8, "_Z8unknown2v");
+  b.launch(1, kLegacy0, 0).launch(7, kLegacy0, 0).launch(8, kLegacy0, 0).launch(8, kLegacy0, 0);
+  run(c, b);
+  const nlohmann::json r = make_report(config(), sim.finish(), RunOutcome{});
+  const nlohmann::json& defaulted = r["gpu_time"]["defaulted_kernels"];
+  // _Z1av is pinned (10 µs); the unknown kernels cost the fixture's default 1 µs per launch and
+  // are listed, costliest first.
+  ASSERT_EQ(defaulted.size(), 2u) << defaulted.dump();
+  EXPECT_EQ(defaulted[0]["mangled"], "_Z8unknown2v");
+  EXPECT_EQ(defaulted[0]["count"], 2);
+  EXPECT_DOUBLE_EQ(defaulted[0]["total_s"].get<double>(), 2e-6);
+  EXPECT_EQ(defaulted[0]["source"], "default");
+  EXPECT_EQ(defaulted[1]["mangled"], "_Z7unknownv");
+  EXPECT_DOUBLE_EQ(defaulted[1]["total_s"].get<double>(), 1e-6);
+  EXPECT_DOUBLE_EQ(r["gpu_time"]["by_source"]["default"]["time_s"].get<double>(), 3e-6);
 }
 
 TEST_F(SimulationTest, SimulatedEndIncludesTheHostClock) {
