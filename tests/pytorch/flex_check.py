@@ -17,7 +17,9 @@ cost s0 (FA2's, models.toml [attention]), so against the full-mask flex kernel
 forward (s0 = fa2_forward_s0) and backward (fa2_backward_s0). The causal mask ANDed with a
 document mask read from the GPU is priced by its causal part (an upper bound), and the causal mask
 made by a fullgraph-compiled create_block_mask as causal: both exactly as the first causal pair.
-A default-priced flex kernel, or a wrong shape or mask, fails it.
+The causal call compiled with its projections, whose kernels receive Q, K and V in the
+projections' layouts (and K/V with a quarter of the heads), is priced exactly as the first causal
+pair too. A default-priced flex kernel, or a wrong shape or mask, fails it.
 
 Usage: flex_check.py RUN_DIR
 """
@@ -47,10 +49,12 @@ def main():
     flash_bwd = [e for e in events if "flash_bwd_dq_dk_dv_loop" in e["name"]]
     # inductor's templates (triton_tem_); its helper kernels (triton_per_..., the backward's
     # row sums) are other kernels.
-    flex_fwd = [e for e in events if e["name"].startswith("triton_tem_fused_flex_attention_")
-                and "backward" not in e["name"]]
-    flex_bwd = [e for e in events
-                if e["name"].startswith("triton_tem_fused_flex_attention_backward")]
+    # (triton_tem_fused_..._flex_attention_...: fused with the views around it when compiled
+    # with its block).
+    flex = [e for e in events
+            if e["name"].startswith("triton_tem_fused") and "flex_attention" in e["name"]]
+    flex_fwd = [e for e in flex if "flex_attention_backward" not in e["name"]]
+    flex_bwd = [e for e in flex if "flex_attention_backward" in e["name"]]
     failures = []
 
     def expect(cond, what):
@@ -58,11 +62,12 @@ def main():
             failures.append(what)
 
     # SDPA calls in program order: causal, full; each forward then its backward. Flex: causal,
-    # full, sliding window, causal AND document, causal from the compiled create_block_mask.
+    # full, sliding window, causal AND document, causal from the compiled create_block_mask,
+    # causal compiled with its projections (Q as (B x S, H x D), then as (B, S, H, D)).
     expect(len(flash_fwd) == 2 and len(flash_bwd) == 2,
            f"SDPA flash kernels: {len(flash_fwd)} forward, {len(flash_bwd)} backward, want 2 + 2")
-    expect(len(flex_fwd) == 5 and len(flex_bwd) == 5,
-           f"flex kernels: {len(flex_fwd)} forward, {len(flex_bwd)} backward, want 5 + 5")
+    expect(len(flex_fwd) == 7 and len(flex_bwd) == 7,
+           f"flex kernels: {len(flex_fwd)} forward, {len(flex_bwd)} backward, want 7 + 7")
     for e in flex_fwd + flex_bwd:
         expect(e["args"].get("source") == "modelled",
                f"{e['name']} priced by {e['args'].get('source')}, want the attention model")
@@ -90,7 +95,9 @@ def main():
           window(flex_fwd[1], attention["fa2_forward_s0"]))
     check("sliding-window backward", flex_bwd[2]["dur"],
           window(flex_bwd[1], attention["fa2_backward_s0"]))
-    for i, what in ((3, "causal AND document"), (4, "causal, fullgraph-compiled mask")):
+    for i, what in ((3, "causal AND document"), (4, "causal, fullgraph-compiled mask"),
+                    (5, "causal in a compiled block, Q (B x S, H x D)"),
+                    (6, "causal in a compiled block, Q (B, S, H, D)")):
         check(f"{what} forward", flex_fwd[i]["dur"], flex_fwd[0]["dur"])
         check(f"{what} backward", flex_bwd[i]["dur"], flex_bwd[0]["dur"])
     # And the mask matters: causal under full, the window under causal.

@@ -28,8 +28,8 @@ import sys
 _EVALUATION_BUDGET = 1 << 26
 
 # (kind, visited block fraction) of each block mask made (kind "causal", "full", "other" or
-# "unknown"), by the device address of its kv_num_blocks tensor and by (Q_LEN, KV_LEN), the
-# latest of that shape.
+# "unknown"), by (Q_LEN, KV_LEN), the latest of that shape, and with its (Q_LEN, KV_LEN) by the
+# device address of its kv_num_blocks tensor.
 _masks_by_address = {}
 _masks_by_shape = {}
 # BlockMasks made but not yet evaluated (made inside a compiled region).
@@ -167,7 +167,7 @@ def _note_mask(block_mask):
     _masks_by_shape[(q_len, kv_len)] = found
     blocks = getattr(block_mask, "kv_num_blocks", None)
     if blocks is not None and hasattr(blocks, "data_ptr"):
-        _masks_by_address[blocks.data_ptr()] = found
+        _masks_by_address[blocks.data_ptr()] = (found, (q_len, kv_len))
 
 
 def _note_pending_masks():
@@ -213,34 +213,66 @@ def _flex_parameter_names(autotuner):
 
 
 def _attention_args(autotuner, args):
-    """The Q, K, V tensors and whether this is the backward, for a FlexAttention template
-    kernel; None for any other kernel."""
+    """The tensors of a FlexAttention template kernel by parameter name, else None."""
     names = _flex_parameter_names(autotuner)
     if names is None:
         return None
     by_name = dict(zip(names, args))
-    q, k, v = by_name.get("arg_Q"), by_name.get("arg_K"), by_name.get("arg_V")
-    if not all(hasattr(t, "shape") and t.dim() == 4 for t in (q, k, v)):
+    if not hasattr(by_name.get("arg_Q"), "numel"):
         return None
-    return q, k, v, by_name.get("arg_KV_NUM_BLKS"), "arg_DELTA" in names
+    return by_name
+
+
+def _logical_shape(by_name, mask_lengths):
+    """(batch, heads_q, heads_kv, seq_q, seq_k, head_dim) of a FlexAttention launch, or None.
+
+    What inductor passes as arg_Q, arg_K and arg_V is not always (batch, heads, seq, head_dim):
+    where the kernel is compiled with the code around it (torch.compile of a whole block, as
+    TorchTitan does), the transposes into that layout are folded into the kernel, and Q arrives
+    as the projection's output, (batch x seq, heads x head_dim) or (batch, seq, heads, head_dim).
+    The log-sum-exp buffer is always (batch, heads_q, seq_q); the head dim follows from Q's
+    element count, the key length from the block mask (else the query length: self-attention),
+    and the key/value heads from K's (or V's, when inductor passes one buffer for both) count."""
+    lse, q = by_name.get("arg_LSE"), by_name["arg_Q"]
+    kv = by_name.get("arg_K", by_name.get("arg_V"))
+    if hasattr(lse, "shape") and lse.dim() == 3 and hasattr(kv, "numel"):
+        batch, heads_q, seq_q = (int(n) for n in lse.shape)
+        head_dim, rest = divmod(int(q.numel()), max(1, batch * heads_q * seq_q))
+        seq_k = mask_lengths[1] if mask_lengths and mask_lengths[0] == seq_q else seq_q
+        heads_kv, rest_kv = divmod(int(kv.numel()), max(1, batch * seq_k * head_dim))
+        if (rest == 0 and rest_kv == 0 and head_dim > 0 and heads_kv > 0
+                and heads_q % heads_kv == 0):
+            return batch, heads_q, heads_kv, seq_q, seq_k, head_dim
+    k = by_name.get("arg_K")
+    if q.dim() == 4 and hasattr(k, "shape") and k.dim() == 4:  # (batch, heads, seq, head_dim)
+        return (int(q.shape[0]), int(q.shape[1]), int(k.shape[1]), int(q.shape[2]),
+                int(k.shape[2]), int(q.shape[3]))
+    return None
 
 
 def describe_launch(autotuner, args):
     """Describes a FlexAttention kernel's launch to the simulator; False for any other kernel."""
     if _describe is None:
         return False
-    found = _attention_args(autotuner, args)
-    if found is None:
+    by_name = _attention_args(autotuner, args)
+    if by_name is None:
         return False
-    q, k, v, kv_blocks, backward = found
     import torch
 
     _note_pending_masks()
-    batch, heads_q, seq_q, head_dim = (int(x) for x in q.shape)
-    heads_kv, seq_k = int(k.shape[1]), int(k.shape[2])
-    mask = None
+    backward = "arg_DELTA" in by_name
+    kv_blocks = by_name.get("arg_KV_NUM_BLKS")
+    mask, lengths = None, None
     if kv_blocks is not None and hasattr(kv_blocks, "data_ptr"):
-        mask = _masks_by_address.get(kv_blocks.data_ptr())
+        mask, lengths = _masks_by_address.get(kv_blocks.data_ptr(), (None, None))
+    shape = _logical_shape(by_name, lengths)
+    name = autotuner.fn.__name__
+    if shape is None:
+        _warn_once(("layout", name), f"the shape of FlexAttention kernel {name} could not be "
+                   "read from its tensors; it is priced by the default model")
+        return True
+    batch, heads_q, heads_kv, seq_q, seq_k, head_dim = shape
+    q = by_name["arg_Q"]
     mask = mask or _masks_by_shape.get((seq_q, seq_k))
     kind, fraction = mask or ("unknown", 1.0)
     if mask is None:
@@ -257,7 +289,6 @@ def describe_launch(autotuner, args):
             seq_q = max(1, round(seq_q * fraction))
         else:
             seq_k = max(1, round(seq_k * fraction))
-    name = autotuner.fn.__name__
     if _describe(name.encode(), int(backward), batch, heads_q, heads_kv, seq_q, seq_k, head_dim,
                  int(kind == "causal"), int(q.dtype != torch.float16), b"flex") != 0:
         _warn_once(("rejected", name), f"the simulator did not take the description of {name}")
