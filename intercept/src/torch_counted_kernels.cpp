@@ -223,6 +223,46 @@ std::optional<CountedKernel> classify_counted(std::string_view base, std::string
     k.bytes = {opaque.size() == 1 ? std::atoi(std::string(opaque[0]).c_str()) : 0, 8, 0, 0};
     if (k.bytes[0] <= 0 || !count_arg(p, 0, 0, k)) return std::nullopt;
     return k;
+  } else if (base == "at::native::_scatter_gather_elementwise_kernel" && p.size() == 2) {
+    // <threads, vt, lambda>(int N, lambda), ScatterGatherKernel.cu: gather / scatter over N
+    // elements of the _cuda_scatter_gather_internal_kernel<is_scatter, OpaqueType<size>,
+    // index_t> that launched it: each reads its source element and its index, writes one.
+    k.kind = CountedKind::kIndexCopy;
+    const size_t at = d.find("_cuda_scatter_gather_internal_kernel<");
+    const std::vector<std::string_view> outer = at == std::string_view::npos
+                                                    ? std::vector<std::string_view>{}
+                                                    : template_args(d.substr(at));
+    const size_t opaque = d.find("OpaqueType<");
+    const std::vector<std::string_view> size = opaque == std::string_view::npos
+                                                   ? std::vector<std::string_view>{}
+                                                   : template_args(d.substr(opaque));
+    k.bytes = {size.size() == 1 ? std::atoi(std::string(size[0]).c_str()) : 0,
+               outer.size() == 3 ? scalar_bytes(outer[2]) : 0, 0, 0};
+    if (k.bytes[0] <= 0 || k.bytes[1] == 0 || !count_arg(p, 0, 0, k)) return std::nullopt;
+    return k;
+  } else if (ends_with(base, "::tensor_kernel_scan_innermost_dim") && t.size() == 2 &&
+             p.size() == 7) {
+    // <T, op>(out, in, uint rows, uint row size, uint log2 threads x, T init, op),
+    // ScanUtils.cuh: every element of the rows read once and its prefix written once.
+    k.kind = CountedKind::kScanRows;
+    k.work = wire::WorkKind::kScan;
+    k.bytes = {scalar_bytes(t[0]), 0, 0, 0};
+    if (k.bytes[0] == 0 || !count_arg(p, 2, 0, k) || !count_arg(p, 3, 1, k)) return std::nullopt;
+    return k;
+  } else if (ends_with(base, "::warpMergeSortKVInPlace") && t.size() == 9 && p.size() == 8) {
+    // <dims, dims, block, items per thread, K, V, compare, index_t, ...>(keys, uint slices,
+    // uint slice size, uint slice stride, values, uint value stride, compare, K invalid),
+    // SortUtils.cuh: each slice's keys and values read into registers, sorted, written back.
+    k.kind = CountedKind::kSortSlices;
+    k.work = wire::WorkKind::kSort;
+    k.bytes = {scalar_bytes(t[4]), scalar_bytes(t[5]), 0, 0};
+    if (k.bytes[0] == 0 || k.bytes[1] == 0 || !count_arg(p, 1, 0, k) || !count_arg(p, 2, 1, k))
+      return std::nullopt;
+    return k;
+  } else if (base == "at::native::_assert_async_cuda_kernel" && p.size() == 2) {
+    // <T>(const T* input, Msg), TensorCompare.cu: one thread reads one value.
+    k.kind = CountedKind::kConstant;
+    return k;
   } else if (ends_with(base, "::lpnorm_cleanup") && t.size() == 5 && p.size() == 4) {
     // <T, norm, out_t, apply_root, out_opmath_t>(per-chunk norms, addresses, ..., int
     // max_chunks_per_tensor), ForeachReduceOp.cu: one block per tensor reads its chunks'
@@ -322,6 +362,12 @@ std::optional<Traffic> counted_traffic(const CountedKernel& k, void* const* args
       w.written = n * b(0);
       break;
     }
+    case CountedKind::kScanRows:
+      w.read = w.written = arg(0) * arg(1) * b(0);
+      break;
+    case CountedKind::kSortSlices:
+      w.read = w.written = arg(0) * arg(1) * (b(0) + b(1));
+      break;
     case CountedKind::kConstant:
       break;
   }

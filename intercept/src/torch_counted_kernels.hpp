@@ -1,7 +1,7 @@
 // PyTorch kernels whose work is a count of items held in one integer parameter (or given by
 // the grid, one thread or row per item), with the item's bytes named by the kernel's template
 // arguments: random-number generation (normal_, uniform_, randint, ...), nll_loss, arange, roll,
-// advanced indexing, the
+// advanced indexing, gather and scatter, cumsum along the last dimension, small sorts, the
 // CUB device-wide primitives PyTorch calls (radix-sort passes, histograms, scans,
 // unique-by-key, select, and their tile-state initialisation), embedding backward's segment
 // bookkeeping and final scatter (and its small-batch variant), and the foreach-norm cleanup. Each
@@ -35,7 +35,10 @@ enum class CountedKind : uint8_t {
   kNormCleanup,       // lpnorm_cleanup: one block per tensor over its per-chunk partial norms
   kEmbeddingRows,     // embedding_backward_feature_kernel(indices, grad, weight grad, n, stride)
   kCopy,              // roll_cuda_kernel(in, out, N, ...): every element read and written once
-  kIndexCopy,         // index_elementwise_kernel(N, f): advanced indexing and index_put_
+  kIndexCopy,         // index_elementwise_kernel(N, f): advanced indexing and index_put_;
+                      // _scatter_gather_elementwise_kernel(N, f): gather, scatter
+  kScanRows,          // tensor_kernel_scan_innermost_dim(out, in, rows, row size, ...): cumsum
+  kSortSlices,        // warpMergeSortKVInPlace(keys, slices, slice size, ..., values, ...)
   kConstant,          // a single-thread or fixed-size kernel: the launch itself is the cost
 };
 

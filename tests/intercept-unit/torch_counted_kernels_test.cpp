@@ -316,3 +316,62 @@ TEST(TorchCountedKernels, SmallEmbeddingBackwardRollAndIndexing) {
 }
 
 }  // namespace
+
+// The eager kernels of FlexAttention's create_block_mask (TorchTitan's Llama 3 step), names as
+// PyTorch 2.15 launches them.
+TEST(TorchCountedKernels, BlockMaskSortsScansGathersAndAsserts) {
+  const void* p = nullptr;
+  // warpMergeSortKVInPlace<..., int keys, long values, ...>(keys, uint slices, uint slice size,
+  // uint stride, values, uint stride, compare, int invalid): every key and value read and
+  // written once: 64 slices of 64 items x (4 + 8) bytes.
+  const TorchKernel sort = from_mangled(
+      "_ZN2at6native22warpMergeSortKVInPlaceILi2ELin1ELi128ELi16EilNS0_4GTOpIiLb1EEEjLi32EEEvNS_"
+      "4cuda6detail10TensorInfoIT3_T6_EES8_S8_S8_NS6_IT4_S8_EES8_T5_S7_");
+  ASSERT_EQ(sort.family, TorchFamily::kCounted);
+  EXPECT_EQ(sort.counted.kind, CountedKind::kSortSlices);
+  char keys_info[432] = {}, values_info[432] = {};  // TensorInfo: only its position matters
+  uint32_t slices = 64, slice_size = 64, stride = 1;
+  int32_t invalid = 0;
+  char compare = 0;
+  void* sa[] = {keys_info, &slices, &slice_size, &stride, values_info, &stride, &compare, &invalid};
+  auto w = launch_work(sort, sa, {64, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->kind, phantora::wire::WorkKind::kSort);
+  EXPECT_EQ(w->bytes_read, 64u * 64 * 12);
+  EXPECT_EQ(w->bytes_written, 64u * 64 * 12);
+
+  // tensor_kernel_scan_innermost_dim<long, plus>(out, in, uint rows, uint row size, uint log2
+  // threads, long init, op): cumsum of 128 rows of 64 int64, each element read and written once.
+  const TorchKernel scan = from_mangled(
+      "_ZN2at6native32tensor_kernel_scan_innermost_dimIlSt4plusIlEEEvPT_PKS4_jjjS4_T0_");
+  ASSERT_EQ(scan.family, TorchFamily::kCounted);
+  uint32_t rows = 128, row_size = 64, log_threads = 4;
+  int64_t init = 0;
+  void* ca[] = {&p, &p, &rows, &row_size, &log_threads, &init, &compare};
+  w = launch_work(scan, ca, {16, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->kind, phantora::wire::WorkKind::kScan);
+  EXPECT_EQ(w->bytes_read, 128u * 64 * 8);
+  EXPECT_EQ(w->bytes_written, 128u * 64 * 8);
+
+  // gather over OpaqueType<4> with int64 indices: per output element one source element and
+  // one index read, one element written.
+  const TorchKernel gather = from_mangled(
+      "_ZN2at6native34_scatter_gather_elementwise_kernelILi128ELi8EZNS0_36_cuda_scatter_gather_"
+      "internal_kernelILb0ENS0_10OpaqueTypeILi4EEElEclINS0_12TensorAssignEEEvRNS_14TensorIterat"
+      "orElllRKT_EUliE_EEviT1_");
+  ASSERT_EQ(gather.family, TorchFamily::kCounted);
+  int32_t n = 5000;
+  char lambda[64] = {};
+  void* ga[] = {&n, lambda};
+  w = launch_work(gather, ga, {5, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->bytes_read, 5000u * (4 + 8));
+  EXPECT_EQ(w->bytes_written, 5000u * 4);
+
+  // torch._assert_async: one thread, one value: the launch is the cost.
+  const TorchKernel assert_async =
+      from_mangled("_ZN2at6native25_assert_async_cuda_kernelIbEEvPKT_NS0_3MsgE");
+  ASSERT_EQ(assert_async.family, TorchFamily::kCounted);
+  EXPECT_EQ(assert_async.counted.kind, CountedKind::kConstant);
+}
