@@ -23,10 +23,11 @@ pair too. A default-priced flex kernel, or a wrong shape or mask, fails it.
 
 Usage: flex_check.py RUN_DIR
 """
-import json
 import os
 import sys
 import tomllib
+
+from trace_events import gpu_spans
 
 FORWARD_RATE, BACKWARD_RATE = 1.25, 1.03
 FIXED_US = 4.0
@@ -34,17 +35,9 @@ FULL, VISITED = 2048, 560
 MODELS = os.path.join(os.path.dirname(__file__), "..", "..", "kernels-db", "data", "models.toml")
 
 
-def kernels(run_dir):
-    with open(os.path.join(run_dir, "trace.json"), encoding="utf-8") as f:
-        t = json.load(f)
-    events = t["traceEvents"] if isinstance(t, dict) else t
-    gpu0 = [e for e in events if e.get("ph") == "X" and e.get("args", {}).get("gpu") == 0]
-    return sorted(gpu0, key=lambda e: e["ts"])
-
-
 def main():
     run = sys.argv[1]
-    events = kernels(run)
+    events = gpu_spans(run)
     flash_fwd = [e for e in events if "flash_fwd_kernel" in e["name"]]
     flash_bwd = [e for e in events if "flash_bwd_dq_dk_dv_loop" in e["name"]]
     # inductor's templates (triton_tem_); its helper kernels (triton_per_..., the backward's

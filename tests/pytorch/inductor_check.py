@@ -16,10 +16,11 @@ A kernel priced by default, or from other bytes, fails it.
 
 Usage: inductor_check.py RUN_DIR
 """
-import json
 import os
 import sys
 import tomllib
+
+from trace_events import gpu_spans
 
 N = 4096
 HERE = os.path.dirname(__file__)
@@ -36,17 +37,9 @@ def h100_figures():
     return hbm * efficiency, floor_us
 
 
-def gpu0_kernels(run_dir):
-    with open(os.path.join(run_dir, "trace.json"), encoding="utf-8") as f:
-        t = json.load(f)
-    events = t["traceEvents"] if isinstance(t, dict) else t
-    gpu0 = [e for e in events if e.get("ph") == "X" and e.get("args", {}).get("gpu") == 0]
-    return sorted(gpu0, key=lambda e: e["ts"])
-
-
 def main():
     rate, floor_us = h100_figures()
-    triton = [e for e in gpu0_kernels(sys.argv[1]) if e["name"].startswith("triton_")]
+    triton = [e for e in gpu_spans(sys.argv[1]) if e["name"].startswith("triton_")]
     # Program order of the second round: the last four Triton launches.
     if len(triton) < 8:
         sys.exit(f"FAIL: expected at least 8 Triton launches on GPU 0, found {len(triton)}")
