@@ -55,55 +55,66 @@ def _memory_kind(name):
     return None
 
 
-def _parameter_names(autotuner):
-    """The names of the arguments CachingAutotuner.run receives, in order: the keys of the
-    kernel's signature (as inductor's own debug mode pairs them); decided once per kernel."""
-    names = getattr(autotuner, "_phantora_names", None)
-    if names is None:
-        names = list(autotuner.triton_meta.get("signature", {}).keys())
-        autotuner._phantora_names = names
-    return names
-
-
-def _tensor_bytes(t, elements_visited):
-    if not hasattr(t, "element_size") or not hasattr(t, "numel"):
-        return 0
-    elements = int(t.numel())
-    if elements_visited is not None:
-        elements = min(elements, elements_visited)
-    return elements * int(t.element_size())
-
-
-def memory_traffic(names, args):
-    """(bytes read, bytes written) of an inductor pointwise or reduction kernel launched with
-    `args` for the parameters `names`, as the module docstring says."""
-    by_name = dict(zip(names, args))
-    visited = None
-    for name, value in by_name.items():
-        # xnumel, ynumel, r0_numel (older inductor: rnumel)
-        if name.endswith("numel") and isinstance(value, int):
-            visited = int(value) * (1 if visited is None else visited)
-    read = written = 0
-    for name, value in by_name.items():
-        n = _tensor_bytes(value, visited)
-        if name.startswith("in_out_ptr"):
-            read += n
-            written += n
+def parameter_roles(names):
+    """(indices of the numel arguments, [(index, reads, writes)] of the tensor parameters) of a
+    kernel whose parameters are `names`, in the order CachingAutotuner.run receives them: the
+    keys of the kernel's signature, as inductor's own debug mode pairs them."""
+    numels, tensors = [], []
+    for i, name in enumerate(names):
+        if name.endswith("numel"):  # xnumel, ynumel, r0_numel (older inductor: rnumel)
+            numels.append(i)
+        elif name.startswith("in_out_ptr"):
+            tensors.append((i, True, True))
         elif name.startswith("in_ptr"):
-            read += n
+            tensors.append((i, True, False))
         elif name.startswith("out_ptr"):
+            tensors.append((i, False, True))
+    return numels, tensors
+
+
+def memory_traffic(roles, args):
+    """(bytes read, bytes written) of an inductor pointwise or reduction kernel launched with
+    `args`, its parameters' roles as parameter_roles gives them (the module docstring says
+    how)."""
+    numels, tensors = roles
+    visited = None
+    for i in numels:
+        if i < len(args) and isinstance(args[i], int):
+            visited = args[i] * (1 if visited is None else visited)
+    read = written = 0
+    for i, reads, writes in tensors:
+        t = args[i] if i < len(args) else None
+        if not hasattr(t, "element_size"):
+            continue
+        elements = t.numel()
+        if visited is not None and visited < elements:
+            elements = visited
+        n = elements * t.element_size()
+        if reads:
+            read += n
+        if writes:
             written += n
     return read, written
 
 
 def describe_memory_launch(autotuner, args):
-    name = autotuner.fn.__name__
-    reduction = _memory_kind(name)
-    if reduction is None:
+    # What a kernel is, and its parameters' roles, are decided once per kernel: the hook runs
+    # before every Triton launch of the job, and in measured mode its own CPU time counts as
+    # the job's host time.
+    found = getattr(autotuner, "_phantora_memory", False)
+    if found is False:
+        name = autotuner.fn.__name__
+        reduction = _memory_kind(name)
+        found = None if reduction is None else (
+            name.encode(), int(reduction),
+            parameter_roles(list(autotuner.triton_meta.get("signature", {}).keys())))
+        autotuner._phantora_memory = found
+    if found is None:
         return
-    read, written = memory_traffic(_parameter_names(autotuner), args)
+    name, reduction, roles = found
+    read, written = memory_traffic(roles, args)
     if read + written > 0:
-        _describe(name.encode(), int(reduction), read, written)
+        _describe(name, reduction, read, written)
 
 
 def patch_inductor(module):
