@@ -45,6 +45,16 @@ int item_bytes(std::string_view t) {
   return -1;
 }
 
+// Bytes of an element type named in a template argument: OpaqueType<N> or a scalar type; 0
+// when unknown.
+int element_bytes(std::string_view t) {
+  if (contains(t, "OpaqueType<")) {
+    const std::vector<std::string_view> a = template_args(t);
+    return a.size() == 1 ? std::atoi(std::string(a[0]).c_str()) : 0;
+  }
+  return scalar_bytes(t);
+}
+
 // Sets parameter `at` as the kind's i-th count; false when it is not an integer.
 bool count_arg(const std::vector<std::string_view>& params, size_t at, int i, CountedKernel& k) {
   if (at >= params.size()) return false;
@@ -224,21 +234,65 @@ std::optional<CountedKernel> classify_counted(std::string_view base, std::string
     if (k.bytes[0] <= 0 || !count_arg(p, 0, 0, k)) return std::nullopt;
     return k;
   } else if (base == "at::native::_scatter_gather_elementwise_kernel" && p.size() == 2) {
-    // <threads, vt, lambda>(int N, lambda), ScatterGatherKernel.cu: gather / scatter over N
-    // elements of the _cuda_scatter_gather_internal_kernel<is_scatter, OpaqueType<size>,
-    // index_t> that launched it: each reads its source element and its index, writes one.
-    k.kind = CountedKind::kIndexCopy;
-    const size_t at = d.find("_cuda_scatter_gather_internal_kernel<");
+    // <threads, vt, lambda>(int N, lambda), ScatterGatherKernel.cu, over N elements of the
+    // kernel that launched it: _cuda_scatter_gather_internal_kernel<is_scatter, element,
+    // index_t> (gather, scatter, scatter_add: each reads its source element and its index,
+    // writes one) or _cuda_scatter_fill_internal_kernel<element, index_t> (scatter of a value:
+    // the index read, the element written). The element is OpaqueType<size> or a scalar type.
+    const bool fill = contains(d, "_cuda_scatter_fill_internal_kernel<");
+    const size_t at = d.find(fill ? "_cuda_scatter_fill_internal_kernel<"
+                                  : "_cuda_scatter_gather_internal_kernel<");
     const std::vector<std::string_view> outer = at == std::string_view::npos
                                                     ? std::vector<std::string_view>{}
                                                     : template_args(d.substr(at));
-    const size_t opaque = d.find("OpaqueType<");
-    const std::vector<std::string_view> size = opaque == std::string_view::npos
-                                                   ? std::vector<std::string_view>{}
-                                                   : template_args(d.substr(opaque));
-    k.bytes = {size.size() == 1 ? std::atoi(std::string(size[0]).c_str()) : 0,
-               outer.size() == 3 ? scalar_bytes(outer[2]) : 0, 0, 0};
+    const size_t first = fill ? 0 : 1;  // the element's position among those arguments
+    if (outer.size() != first + 2) return std::nullopt;
+    k.kind = fill ? CountedKind::kScatterFill : CountedKind::kIndexCopy;
+    k.bytes = {element_bytes(outer[first]), scalar_bytes(outer[first + 1]), 0, 0};
     if (k.bytes[0] <= 0 || k.bytes[1] == 0 || !count_arg(p, 0, 0, k)) return std::nullopt;
+    return k;
+  } else if ((ends_with(base, "softmax_warp_forward") && p.size() == 8) ||
+             (ends_with(base, "softmax_warp_backward") && p.size() == 7)) {
+    // <input_t, output_t, acc_t, log2 elements, is_log_softmax, is_masked, ...>: forward
+    // (dst, src, int batch, int stride, int element_count, ...), backward (grad input, grad,
+    // output, int batch, int stride, int element_count, ...), PersistentSoftmax.cuh: rows of
+    // element_count read (twice backward: gradient and output) and written once.
+    const bool backward = ends_with(base, "softmax_warp_backward");
+    k.kind = CountedKind::kSoftmaxRows;
+    k.work = wire::WorkKind::kSoftmax;
+    if (t.size() < 2) return std::nullopt;
+    k.bytes = {scalar_bytes(t[0]), scalar_bytes(t[1]), backward ? 2 : 1, 0};
+    const size_t rows = backward ? 3 : 2;
+    if (k.bytes[0] == 0 || k.bytes[1] == 0 || !count_arg(p, rows, 0, k) ||
+        !count_arg(p, rows + 2, 1, k))
+      return std::nullopt;
+    return k;
+  } else if (base == "compute_cuda_kernel" && t.size() == 1 && p.size() == 5) {
+    // <index_t>(repeats, int64 cumsum, out, int64 size, int64 result_size), Repeat.cu
+    // (repeat_interleave): each repeat count and its cumulative sum read, the output written.
+    k.kind = CountedKind::kRepeatIndex;
+    k.bytes = {scalar_bytes(t[0]), 8, 0, 0};
+    if (k.bytes[0] == 0 || !count_arg(p, 3, 0, k) || !count_arg(p, 4, 1, k)) return std::nullopt;
+    return k;
+  } else if ((ends_with(base, "indexing_backward_kernel") ||
+              ends_with(base, "indexing_backward_kernel_stride_1")) &&
+             !t.empty() && p.size() == 9) {
+    // <scalar_t, ...>(sorted indices, indices, grad output, grad weight, int64 numel, int64
+    // stride, int64 stride_before, int64 outer_dim, bool accumulate), Indexing.cu (index_put_
+    // with accumulate=True, the backward of x[idx]): both int64 indices read; for each index and
+    // each of outer_dim × stride elements the gradient read and the weight element
+    // read-modified-written (at most numel distinct rows: the bound).
+    k.kind = CountedKind::kIndexAccumulate;
+    k.work = wire::WorkKind::kReduce;
+    k.bytes = {scalar_bytes(t[0]), 0, 0, 0};
+    if (k.bytes[0] == 0 || !count_arg(p, 4, 0, k) || !count_arg(p, 5, 1, k) ||
+        !count_arg(p, 7, 2, k))
+      return std::nullopt;
+    return k;
+  } else if (base == "at::cuda::detail::prepare_grouped_gemm_data") {
+    // GroupMMCommon.cuh: one thread per group writes its pointers, strides and problem size
+    // for the grouped GEMM that follows; a few bytes per group.
+    k.kind = CountedKind::kConstant;
     return k;
   } else if (ends_with(base, "::tensor_kernel_scan_innermost_dim") && t.size() == 2 &&
              p.size() == 7) {
@@ -360,6 +414,28 @@ std::optional<Traffic> counted_traffic(const CountedKernel& k, void* const* args
       const uint64_t n = arg(0);
       w.read = n * (b(0) + b(1));
       w.written = n * b(0);
+      break;
+    }
+    case CountedKind::kScatterFill: {
+      const uint64_t n = arg(0);
+      w.read = n * b(1);
+      w.written = n * b(0);
+      break;
+    }
+    case CountedKind::kSoftmaxRows: {
+      const uint64_t n = arg(0) * arg(1);
+      w.read = n * b(0) * b(2);
+      w.written = n * b(1);
+      break;
+    }
+    case CountedKind::kRepeatIndex:
+      w.read = arg(0) * (b(0) + b(1));
+      w.written = arg(1) * b(0);
+      break;
+    case CountedKind::kIndexAccumulate: {
+      const uint64_t n = arg(0), row = arg(1) * arg(2);
+      w.read = n * 2 * 8 + n * row * b(0) * 2;  // indices; gradient and weight elements
+      w.written = n * row * b(0);
       break;
     }
     case CountedKind::kScanRows:

@@ -1,7 +1,8 @@
 // PyTorch kernels whose work is a count of items held in one integer parameter (or given by
 // the grid, one thread or row per item), with the item's bytes named by the kernel's template
 // arguments: random-number generation (normal_, uniform_, randint, ...), nll_loss, arange, roll,
-// advanced indexing, gather and scatter, cumsum along the last dimension, small sorts, the
+// advanced indexing, gather and scatter, cumsum along the last dimension, small sorts, warp
+// softmax, repeat_interleave, index_put_ with accumulation, the
 // CUB device-wide primitives PyTorch calls (radix-sort passes, histograms, scans,
 // unique-by-key, select, and their tile-state initialisation), embedding backward's segment
 // bookkeeping and final scatter (and its small-batch variant), and the foreach-norm cleanup. Each
@@ -37,7 +38,11 @@ enum class CountedKind : uint8_t {
   kCopy,              // roll_cuda_kernel(in, out, N, ...): every element read and written once
   kIndexCopy,         // index_elementwise_kernel(N, f): advanced indexing and index_put_;
                       // _scatter_gather_elementwise_kernel(N, f): gather, scatter
+  kScatterFill,       // _scatter_gather_elementwise_kernel of scatter_fill: index read, value set
   kScanRows,          // tensor_kernel_scan_innermost_dim(out, in, rows, row size, ...): cumsum
+  kSoftmaxRows,       // softmax_warp_forward / _backward(..., int rows, int stride, int length)
+  kRepeatIndex,       // compute_cuda_kernel(repeats, cumsum, out, int64 size, int64 out size)
+  kIndexAccumulate,   // indexing_backward_kernel[_stride_1](..., numel, stride, before, outer)
   kSortSlices,        // warpMergeSortKVInPlace(keys, slices, slice size, ..., values, ...)
   kConstant,          // a single-thread or fixed-size kernel: the launch itself is the cost
 };
@@ -45,8 +50,8 @@ enum class CountedKind : uint8_t {
 struct CountedKernel {
   CountedKind kind = CountedKind::kConstant;
   wire::WorkKind work = wire::WorkKind::kElementwise;  // what the cost model prices it as
-  std::array<int, 2> args{-1, -1};  // the parameters the kind reads (see the .cpp)
-  std::array<int, 2> arg_bytes{0, 0};
+  std::array<int, 3> args{-1, -1, -1};  // the parameters the kind reads (see the .cpp)
+  std::array<int, 3> arg_bytes{0, 0, 0};
   // Element sizes the kind's formula uses, from the name (see the .cpp per kind).
   std::array<int, 4> bytes{0, 0, 0, 0};
 };

@@ -370,6 +370,7 @@ void classify_rowwise(std::string_view base, std::string_view d, TorchKernel& k)
       {"cunn_SoftMaxForward", 2, 2, wire::WorkKind::kSoftmax},
       {"cunn_SoftMaxForwardSmem", 2, 2, wire::WorkKind::kSoftmax},
       {"cunn_SoftMaxBackward", 3, 3, wire::WorkKind::kSoftmax},
+      {"cunn_SoftMaxBackwardSmem", 3, 3, wire::WorkKind::kSoftmax},
   };
   for (const Row& r : kRows) {
     if (!ends_with(base, r.name)) continue;

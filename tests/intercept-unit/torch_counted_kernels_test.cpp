@@ -375,3 +375,88 @@ TEST(TorchCountedKernels, BlockMaskSortsScansGathersAndAsserts) {
   ASSERT_EQ(assert_async.family, TorchFamily::kCounted);
   EXPECT_EQ(assert_async.counted.kind, CountedKind::kConstant);
 }
+
+// The MoE layers of TorchTitan's DeepSeek V3 (router softmax and top-k, token scatter and
+// gather, repeat_interleave, index_put_ with accumulation, the grouped GEMM's set-up).
+TEST(TorchCountedKernels, MoeRoutingKernels) {
+  const void* p = nullptr;
+  char lambda[64] = {};
+  // scatter_add_ of floats (ReduceAdd): element and int64 index read, element written.
+  const TorchKernel scatter_add = classify_torch_kernel(
+      "void at::native::_scatter_gather_elementwise_kernel<128, 8, at::native::_cuda_scatter_"
+      "gather_internal_kernel<true, float, long>::operator()<at::native::ReduceAdd>(at::"
+      "TensorIterator&, long, long, long, at::native::ReduceAdd const&)::{lambda(int)#1}>(int, "
+      "at::native::_cuda_scatter_gather_internal_kernel<true, float, long>::operator()<at::native::"
+      "ReduceAdd>(at::TensorIterator&, long, long, long, at::native::ReduceAdd const&)::{lambda("
+      "int)#1})");
+  ASSERT_EQ(scatter_add.family, TorchFamily::kCounted);
+  int32_t n = 3000;
+  void* ga[] = {&n, lambda};
+  auto w = launch_work(scatter_add, ga, {3, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->bytes_read, 3000u * (4 + 8));
+  EXPECT_EQ(w->bytes_written, 3000u * 4);
+
+  // scatter_ of a value over bytes (OpaqueType<1>): the index read, one byte written.
+  const TorchKernel fill = classify_torch_kernel(
+      "void at::native::_scatter_gather_elementwise_kernel<128, 8, at::native::_cuda_scatter_fill_"
+      "internal_kernel<at::native::OpaqueType<1>, long>::operator()<at::native::TensorAssign>(at::"
+      "TensorIterator&, at::native::OpaqueType<1>, long, long, long, at::native::TensorAssign "
+      "const&)::{lambda(int)#1}>(int, at::native::_cuda_scatter_fill_internal_kernel<at::native::"
+      "OpaqueType<1>, long>::operator()<at::native::TensorAssign>(at::TensorIterator&, at::native::"
+      "OpaqueType<1>, long, long, long, at::native::TensorAssign const&)::{lambda(int)#1})");
+  ASSERT_EQ(fill.family, TorchFamily::kCounted);
+  w = launch_work(fill, ga, {3, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->bytes_read, 3000u * 8);
+  EXPECT_EQ(w->bytes_written, 3000u * 1);
+
+  // Warp softmax over 2048 rows of 8 floats: forward reads and writes each element once, the
+  // backward reads the gradient and the output.
+  const TorchKernel fwd = classify_torch_kernel(
+      "void (anonymous namespace)::softmax_warp_forward<float, float, float, 3, false, false, 32>("
+      "float*, float const*, int, int, int, bool const*, int, bool)");
+  ASSERT_EQ(fwd.family, TorchFamily::kCounted);
+  int32_t rows = 2048, stride = 8, length = 8, chunk = 0;
+  bool flag = false;
+  void* fa[] = {&p, &p, &rows, &stride, &length, &p, &chunk, &flag};
+  w = launch_work(fwd, fa, {64, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->kind, phantora::wire::WorkKind::kSoftmax);
+  EXPECT_EQ(w->bytes_read, 2048u * 8 * 4);
+  EXPECT_EQ(w->bytes_written, 2048u * 8 * 4);
+  const TorchKernel bwd = classify_torch_kernel(
+      "void (anonymous namespace)::softmax_warp_backward<float, float, float, 3, false, false, 32>("
+      "float*, float const*, float const*, int, int, int, bool const*)");
+  ASSERT_EQ(bwd.family, TorchFamily::kCounted);
+  void* ba[] = {&p, &p, &p, &rows, &stride, &length, &p};
+  w = launch_work(bwd, ba, {64, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->bytes_read, 2 * 2048u * 8 * 4);
+  EXPECT_EQ(w->bytes_written, 2048u * 8 * 4);
+
+  // repeat_interleave of 64 int64 counts into 4096 indices.
+  const TorchKernel repeat = classify_torch_kernel(
+      "void compute_cuda_kernel<long>(long const*, long const*, long*, long, long)");
+  ASSERT_EQ(repeat.family, TorchFamily::kCounted);
+  int64_t size = 64, result = 4096;
+  void* ra[] = {&p, &p, &p, &size, &result};
+  w = launch_work(repeat, ra, {1, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->bytes_read, 64u * (8 + 8));
+  EXPECT_EQ(w->bytes_written, 4096u * 8);
+
+  // index_put_(accumulate=True) of 512 indices into rows of 2 x 256 bf16: both index arrays
+  // read; per index and element, the gradient read and the weight read-modified-written.
+  const TorchKernel accumulate = classify_torch_kernel(
+      "void (anonymous namespace)::indexing_backward_kernel<c10::BFloat16, 4>(long const*, long "
+      "const*, c10::BFloat16 const*, c10::BFloat16*, long, long, long, long, bool)");
+  ASSERT_EQ(accumulate.family, TorchFamily::kCounted);
+  int64_t numel = 512, row = 256, before = 1, outer = 2;
+  bool acc = true;
+  void* ia[] = {&p, &p, &p, &p, &numel, &row, &before, &outer, &acc};
+  w = launch_work(accumulate, ia, {8, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->bytes_read, 512u * 16 + 512u * 256 * 2 * 2 * 2);
+  EXPECT_EQ(w->bytes_written, 512u * 256 * 2 * 2);
+}
