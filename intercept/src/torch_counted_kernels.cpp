@@ -26,25 +26,6 @@ int integer_bytes(std::string_view t) {
   return 0;
 }
 
-// Bytes per item an iterator parameter touches in memory: a pointer's element size (PyTorch's
-// OpaqueType<N> stands for N-byte payloads, CUB's NullType for "no values"); 0 for iterators
-// that generate their values (counting, constant); -1 when unknown (another fancy iterator).
-int item_bytes(std::string_view t) {
-  if (!t.empty() && t.back() == '*') {
-    t.remove_suffix(1);
-    if (ends_with(t, " const")) t.remove_suffix(6);
-    if (contains(t, "NullType")) return 0;
-    if (contains(t, "OpaqueType<")) {
-      const std::vector<std::string_view> a = template_args(t);
-      return a.size() == 1 ? std::atoi(std::string(a[0]).c_str()) : -1;
-    }
-    const int b = scalar_bytes(t);
-    return b > 0 ? b : -1;
-  }
-  if (contains(t, "counting_iterator<") || contains(t, "constant_iterator<")) return 0;
-  return -1;
-}
-
 // Bytes of an element type named in a template argument: OpaqueType<N> or a scalar type; 0
 // when unknown.
 int element_bytes(std::string_view t) {
@@ -53,6 +34,21 @@ int element_bytes(std::string_view t) {
     return a.size() == 1 ? std::atoi(std::string(a[0]).c_str()) : 0;
   }
   return scalar_bytes(t);
+}
+
+// Bytes per item an iterator parameter touches in memory: a pointer's element size (PyTorch's
+// OpaqueType<N> stands for N-byte payloads, CUB's NullType for "no values"); 0 for iterators
+// that generate their values (counting, constant); -1 when unknown (another fancy iterator).
+int item_bytes(std::string_view t) {
+  if (!t.empty() && t.back() == '*') {
+    t.remove_suffix(1);
+    if (ends_with(t, " const")) t.remove_suffix(6);
+    if (contains(t, "NullType")) return 0;
+    const int b = element_bytes(t);
+    return b > 0 ? b : -1;
+  }
+  if (contains(t, "counting_iterator<") || contains(t, "constant_iterator<")) return 0;
+  return -1;
 }
 
 // Sets parameter `at` as the kind's i-th count; false when it is not an integer.
@@ -227,10 +223,7 @@ std::optional<CountedKernel> classify_counted(std::string_view base, std::string
     // indexed dimension; more would read more indices) and writes one element.
     k.kind = CountedKind::kIndexCopy;
     const size_t at = d.find("OpaqueType<");
-    const std::vector<std::string_view> opaque = at == std::string_view::npos
-                                                     ? std::vector<std::string_view>{}
-                                                     : template_args(d.substr(at));
-    k.bytes = {opaque.size() == 1 ? std::atoi(std::string(opaque[0]).c_str()) : 0, 8, 0, 0};
+    k.bytes = {at == std::string_view::npos ? 0 : element_bytes(d.substr(at)), 8, 0, 0};
     if (k.bytes[0] <= 0 || !count_arg(p, 0, 0, k)) return std::nullopt;
     return k;
   } else if (base == "at::native::_scatter_gather_elementwise_kernel" && p.size() == 2) {
