@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "blas_types.hpp"
 #include "capture.hpp"
 #include "context.hpp"
 #include "described_launches.hpp"
@@ -37,6 +38,28 @@ thread_local std::vector<CallConfig> t_configs;
 // lets a 1024-thread block fit, as it does on the real part.
 constexpr int kAssumedRegsPerThread = 32;
 
+// The grouped GEMM a torch._grouped_mm set-up launch described, for the CUTLASS kernel this
+// thread launches next on that stream (GroupMM.cu launches the two back to back).
+struct PendingGroupedMm {
+  uint64_t stream = 0;
+  std::optional<GroupedMm> mm;
+};
+thread_local PendingGroupedMm t_grouped_mm;
+
+// Sends a CUTLASS grouped GEMM as the GEMM its set-up launch described, priced by the GEMM
+// model (`groups` GEMMs of the per-group shape); false when no description is pending for
+// this stream, and the launch goes as a kernel of its own.
+bool submit_grouped_gemm(const KernelInfo& k, CUstream_st* s) {
+  if (!t_grouped_mm.mm || t_grouped_mm.stream != s->id || !is_grouped_gemm_kernel(k.name)) {
+    return false;
+  }
+  const GroupedMm g = *t_grouped_mm.mm;
+  t_grouped_mm = {};
+  submit_gemm(s, BlasApi::kTorchGroupedMm, g.m, g.n, g.k, g.groups, g.types.a, g.types.b,
+              g.types.out, wire::DataType::kF32, !g.a_row_major, !g.b_row_major, 0, false);
+  return true;
+}
+
 bool awaits_payload(const SmallKernelPlan& plan) {
   if (!plan.run) return false;
   for (const ByteRange& r : plan.inputs) {
@@ -61,6 +84,11 @@ cudaError_t launch(const void* func, dim3 grid, dim3 block, size_t shared_mem, c
   // A PyTorch kernel of a known family: its memory traffic prices it, and on tiny tensors its
   // result is computed on the shadow store (small_kernels.hpp).
   const TorchKernel& torch = torch_kernel(*k);
+  if (torch.grouped_mm_setup && args != nullptr) {
+    t_grouped_mm = {s->id, read_grouped_mm(*torch.grouped_mm_setup, args, block.x)};
+  } else if (submit_grouped_gemm(*k, s)) {
+    return cudaSuccess;
+  }
   const std::array<uint32_t, 3> g{grid.x, grid.y, grid.z};
   std::optional<LaunchWork> work;
   std::optional<SmallKernelPlan> plan;

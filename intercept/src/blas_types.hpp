@@ -48,6 +48,9 @@ enum class BlasApi : uint32_t {
   kGemv,  // level 2: y = op(A) x, sent as an m x 1 x k GEMM
   kDot,   // level 1: x . y, sent as a 1 x 1 x n GEMM
   kLtMatmul = 100,
+  // torch._grouped_mm's CUTLASS grouped GEMM kernel, read from its set-up launch
+  // (torch_grouped_mm.hpp): not a library call, sent the same way.
+  kTorchGroupedMm = 200,
 };
 
 wire::DataType wire_type(cudaDataType_t t);

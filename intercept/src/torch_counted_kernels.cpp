@@ -211,6 +211,14 @@ std::optional<CountedKernel> classify_counted(std::string_view base, std::string
     k.bytes = {8, 0, 0, 0};
     if (!count_arg(p, 0, 0, k)) return std::nullopt;
     return k;
+  } else if (ends_with(base, "::fill_reverse_indices_kernel") && t.empty() && p.size() == 3 &&
+             p[0] == "long*") {
+    // (int64 data, int numel, IntDivider<uint> sorted size), SortStable.cu (sort's index
+    // output): each of numel indices written once, its position modulo the sorted dimension.
+    k.kind = CountedKind::kIndexFill;
+    k.bytes = {8, 0, 0, 0};
+    if (!count_arg(p, 1, 0, k)) return std::nullopt;
+    return k;
   } else if (ends_with(base, "::roll_cuda_kernel") && t.size() == 1 && p.size() == 8) {
     // <T>(in, out, int64 N, roll dim, start, size, stride, total dims), TensorTransformations.cu
     k.kind = CountedKind::kCopy;

@@ -491,18 +491,41 @@ int scalar_bytes(std::string_view t) {
   return 0;
 }
 
+namespace {
+
+// The first '(' of `d` from `from` that opens a parameter list: "(anonymous namespace)" is a
+// scope. npos when there is none.
+size_t parameters_open(std::string_view d, size_t from) {
+  constexpr std::string_view kAnonymous = "(anonymous namespace)";
+  size_t paren = d.find('(', from);
+  while (paren != std::string_view::npos && d.compare(paren, kAnonymous.size(), kAnonymous) == 0) {
+    paren = d.find('(', paren + kAnonymous.size());
+  }
+  return paren;
+}
+
+// Where a name's template argument list opens: its first '<', unless the parameter list opened
+// before it (a non-template function whose parameters are templates, such as
+// "f(long*, at::cuda::detail::IntDivider<unsigned int>)"). npos when there is none.
+size_t template_open(std::string_view d) {
+  const size_t angle = d.find('<');
+  return parameters_open(d, 0) < angle ? std::string_view::npos : angle;
+}
+
+}  // namespace
+
 std::vector<std::string_view> parameter_types(std::string_view d) {
-  const size_t targs_open = d.find('<');
+  const size_t targs_open = template_open(d);
   const size_t targs_close = targs_open == std::string_view::npos ? 0 : matching(d, targs_open);
   if (targs_close == std::string_view::npos) return {};
-  const size_t open = d.find('(', targs_close);
+  const size_t open = parameters_open(d, targs_close);
   const size_t close = open == std::string_view::npos ? open : matching(d, open);
   if (close == std::string_view::npos) return {};
   return split_top(d.substr(open + 1, close - open - 1));
 }
 
 std::vector<std::string_view> template_args(std::string_view text) {
-  const size_t open = text.find('<');
+  const size_t open = template_open(text);
   if (open == std::string_view::npos) return {};
   const size_t close = matching(text, open);
   if (close == std::string_view::npos) return {};
@@ -583,6 +606,7 @@ TorchKernel classify_torch_kernel(std::string_view demangled) {
       }
     }
   }
+  k.grouped_mm_setup = classify_grouped_mm_setup(base, d);
   return k;
 }
 

@@ -11,11 +11,13 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "torch_counted_kernels.hpp"
+#include "torch_grouped_mm.hpp"
 #include "torch_multi_tensor.hpp"
 
 namespace phantora::shim {
@@ -125,6 +127,9 @@ struct TorchKernel {
   // Row-wise kernels: which argument holds the row length (-1: none) and its width in bytes.
   int row_length_arg = -1;
   int row_length_bytes = 0;
+  // torch._grouped_mm's set-up kernel (a kCounted launch of its own): its parameters describe
+  // the grouped GEMM launched next (torch_grouped_mm.hpp).
+  std::optional<GroupedMmSetup> grouped_mm_setup;
 };
 
 // Classifies a demangled name (abi::__cxa_demangle's output); kUnknown if not a known family.

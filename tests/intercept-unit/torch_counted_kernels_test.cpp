@@ -95,6 +95,23 @@ TEST(TorchCountedKernels, ArangeWritesNElements) {
   EXPECT_EQ(w->bytes_written, 1024u * 8);
 }
 
+// sort's index output (SortStable.cu): a non-template kernel whose last parameter is a
+// template, IntDivider<unsigned int>, which must not read as the name's template arguments.
+TEST(TorchCountedKernels, FillReverseIndicesWritesNumelIndices) {
+  const TorchKernel fill = from_mangled(
+      "_ZN2at6native46_GLOBAL__N__c76d7d8e_13_SortStable_cu_f7bb90a127fill_reverse_indices_kernel"
+      "EPliNS_4cuda6detail10IntDividerIjEE");
+  ASSERT_EQ(fill.family, TorchFamily::kCounted);
+  int64_t* data = nullptr;
+  int32_t numel = 3000;
+  uint32_t divider[3] = {64, 0, 6};
+  void* args[] = {&data, &numel, divider};
+  const auto w = launch_work(fill, args, {12, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->bytes_read, 0u);
+  EXPECT_EQ(w->bytes_written, 3000u * 8);
+}
+
 TEST(TorchCountedKernels, CubSortPassesScansAndUniqueCountTheirItems) {
   const void* p = nullptr;
   int32_t bits = 8;

@@ -757,6 +757,24 @@ TEST(TorchKernelArgs, FlashSplitKvForwardAndCombine) {
   EXPECT_EQ(w->bytes_written, 4096u * 32 * 2);
 }
 
+// A template parameter of a non-template function is not the function's template argument
+// list; "(anonymous namespace)" before a name's template arguments is a scope.
+TEST(TorchKernelName, TemplateArgumentsOnlyBeforeTheParameters) {
+  const std::string_view plain =
+      "at::native::(anonymous namespace)::fill_reverse_indices_kernel(long*, int, "
+      "at::cuda::detail::IntDivider<unsigned int>)";
+  EXPECT_TRUE(template_args(plain).empty());
+  const std::vector<std::string_view> p = parameter_types(plain);
+  ASSERT_EQ(p.size(), 3u);
+  EXPECT_EQ(p[0], "long*");
+  EXPECT_EQ(p[2], "at::cuda::detail::IntDivider<unsigned int>");
+  const std::string_view templ =
+      "void (anonymous namespace)::softmax_warp_forward<float, float, float, 3, false, false, "
+      "32>(float*, float const*, int, int, int, bool const*, int, bool)";
+  EXPECT_EQ(template_args(templ).size(), 7u);
+  EXPECT_EQ(parameter_types(templ).size(), 8u);
+}
+
 TEST(TorchKernelName, AddFunctorsInTheStridedLoop) {
   // CUDAFunctor_add(self, other) reads two tensors; the OnSelf / OnOther forms add a CPU scalar.
   const TorchKernel add = classify(
