@@ -314,6 +314,18 @@ std::optional<CountedKernel> classify_counted(std::string_view base, std::string
     if (k.bytes[0] == 0 || k.bytes[1] == 0 || !count_arg(p, 1, 0, k) || !count_arg(p, 2, 1, k))
       return std::nullopt;
     return k;
+  } else if (ends_with(base, "::gatherTopK") && t.size() == 4 && p.size() == 11) {
+    // <T, IndexType, Dim, WithKthValues>(input, slice size, k, largest, slices, stride, values,
+    // stride, indices, stride, kth values), TensorTopK.cu (single-block radix select): each
+    // slice read from memory once (its radix passes re-read it from cache) and k values and
+    // int64 indices written per slice.
+    k.kind = CountedKind::kTopK;
+    k.work = wire::WorkKind::kSort;
+    k.bytes = {scalar_bytes(t[0]), 8, 0, 0};
+    if (k.bytes[0] == 0 || !count_arg(p, 1, 0, k) || !count_arg(p, 2, 1, k) ||
+        !count_arg(p, 4, 2, k))
+      return std::nullopt;
+    return k;
   } else if (base == "at::native::_assert_async_cuda_kernel" && p.size() == 2) {
     // <T>(const T* input, Msg), TensorCompare.cu: one thread reads one value.
     k.kind = CountedKind::kConstant;
@@ -445,6 +457,12 @@ std::optional<Traffic> counted_traffic(const CountedKernel& k, void* const* args
     case CountedKind::kSortSlices:
       w.read = w.written = arg(0) * arg(1) * (b(0) + b(1));
       break;
+    case CountedKind::kTopK: {
+      const uint64_t slices = arg(2);
+      w.read = slices * arg(0) * b(0);
+      w.written = slices * arg(1) * (b(0) + b(1));
+      break;
+    }
     case CountedKind::kConstant:
       break;
   }

@@ -2,7 +2,7 @@
 // the grid, one thread or row per item), with the item's bytes named by the kernel's template
 // arguments: random-number generation (normal_, uniform_, randint, ...), nll_loss, arange, roll,
 // advanced indexing, gather and scatter, cumsum along the last dimension, small sorts, warp
-// softmax, repeat_interleave, index_put_ with accumulation, the
+// softmax, repeat_interleave, index_put_ with accumulation, top-k selection, the
 // CUB device-wide primitives PyTorch calls (radix-sort passes, histograms, scans,
 // unique-by-key, select, and their tile-state initialisation), embedding backward's segment
 // bookkeeping and final scatter (and its small-batch variant), and the foreach-norm cleanup. Each
@@ -44,6 +44,7 @@ enum class CountedKind : uint8_t {
   kRepeatIndex,       // compute_cuda_kernel(repeats, cumsum, out, int64 size, int64 out size)
   kIndexAccumulate,   // indexing_backward_kernel[_stride_1](..., numel, stride, before, outer)
   kSortSlices,        // warpMergeSortKVInPlace(keys, slices, slice size, ..., values, ...)
+  kTopK,              // gatherTopK(input, slice size, k, largest, slices, ...): topk's selection
   kConstant,          // a single-thread or fixed-size kernel: the launch itself is the cost
 };
 

@@ -274,7 +274,9 @@ std::optional<LaunchWork> launch_work(const TorchKernel& k, const DecodedArgs& d
       w.kind = wire::WorkKind::kReduce;
       w.bytes_read = r->num_inputs * r->num_outputs * static_cast<uint64_t>(k.scalar.bytes);
       w.bytes_written = r->num_outputs * static_cast<uint64_t>(k.out_scalar.bytes);
-      if (r->noutputs == 2) w.bytes_written += r->num_outputs * 8;  // the int64 indices
+      if (r->noutputs == 2) {
+        w.bytes_written += r->num_outputs * static_cast<uint64_t>(k.second_output_bytes);
+      }
       return w;
     }
     case TorchFamily::kCat: {

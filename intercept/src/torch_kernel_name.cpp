@@ -207,7 +207,7 @@ int ops_size(std::string_view ops) {
        {"at::native::MaxOps<", "at::native::MinOps<", "at::native::NormTwoOps<",
         "at::native::NormOneOps<", "at::native::NormZeroOps<", "at::native::AbsMaxOps<",
         "at::native::AbsMinOps<", "at::native::NanSumOps<", "at::native::ArgMaxOps<",
-        "at::native::ArgMinOps<"}) {
+        "at::native::ArgMinOps<", "at::native::MinMaxOps<"}) {
     if (ops.find(empty) == 0) return 1;
   }
   if (ops.find("at::native::NormOps<") == 0) {
@@ -250,6 +250,12 @@ void classify_reduce(std::string_view d, TorchKernel& k) {
     for (std::string_view indexed : {"at::native::MaxOps<", "at::native::MinOps<",
                                      "at::native::ArgMaxOps<", "at::native::ArgMinOps<"}) {
       if (r[1].find(indexed) == 0) k.accumulator = {"at::native::pair<value, long>", 16};
+    }
+    // aminmax (MinMaxOps<scalar, acc, index>, ReduceMinMaxKernel.cu): a pair of accumulators,
+    // the minimum and the maximum, written as two outputs of the output type.
+    if (r[1].find("at::native::MinMaxOps<") == 0 && o.size() >= 2) {
+      k.accumulator = {"at::native::pair<min, max>", 2 * scalar_bytes(o[1])};
+      k.second_output_bytes = k.out_scalar.bytes;
     }
   }
   if (k.scalar.bytes == 0 || k.out_scalar.bytes == 0) return;

@@ -89,6 +89,9 @@ struct TorchKernel {
   ScalarType scalar, accumulator, out_scalar;
   std::string reduce_op;
   int ops_bytes = 0;  // sizeof of the ops object, which precedes ident in ReduceOp; 0 if unknown
+  // A reduction writing two outputs (ReduceOp's noutputs 2): the second's element size, the
+  // int64 index of max / min(dim), or the maximum of aminmax.
+  int second_output_bytes = 8;
   // Concatenation: bytes per element (OpaqueType<bytes>), index width and tensor rank.
   int cat_element_bytes = 0;
   int cat_index_bytes = 0;

@@ -476,4 +476,19 @@ TEST(TorchCountedKernels, MoeRoutingKernels) {
   ASSERT_TRUE(w.has_value());
   EXPECT_EQ(w->bytes_read, 512u * 16 + 512u * 256 * 2 * 2 * 2);
   EXPECT_EQ(w->bytes_written, 512u * 256 * 2 * 2);
+
+  // The router's top 2 of 64 experts for 4096 tokens: each score read once, 2 values and 2
+  // int64 indices written per token.
+  const TorchKernel topk = from_mangled(
+      "_ZN2at6native6sbtopk10gatherTopKIfjLi2ELb0EEEvNS_4cuda6detail10TensorInfoIKT_T0_EES8_S8_bS8"
+      "_S8_NS5_IS6_S8_EES8_NS5_IlS8_EES8_PS6_");
+  ASSERT_EQ(topk.family, TorchFamily::kCounted);
+  char info[216] = {};  // TensorInfo: data, 25 sizes, 25 strides, dims (not read)
+  uint32_t slice = 64, k = 2, slices = 4096, step = 1;
+  bool largest = true;
+  void* ta[] = {info, &slice, &k, &largest, &slices, &step, info, &step, info, &step, &p};
+  w = launch_work(topk, ta, {4096, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->bytes_read, 4096u * 64 * 4);
+  EXPECT_EQ(w->bytes_written, 4096u * 2 * (4 + 8));
 }

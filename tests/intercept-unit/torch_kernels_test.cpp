@@ -721,6 +721,29 @@ TEST(TorchKernelArgs, ReduceConfigHoldsTheAccumulatorSize) {
   // Its values are never computed: the accumulator is not a scalar the shim computes with.
   const auto plan = plan_small_kernel(max, pargs, {1, 1, 1});
   EXPECT_TRUE(!plan || !plan->run);
+
+  // aminmax over int64 (MinMaxOps<long, long, int>): a (min, max) pair of 16 bytes, and two
+  // outputs of the output type, the minimum and the maximum.
+  const TorchKernel minmax = classify(
+      "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<long, at::native::MinMaxOps<"
+      "long, long, int>, unsigned int, long, 4, 4> >(at::native::ReduceOp<long, "
+      "at::native::MinMaxOps<long, long, int>, unsigned int, long, 4, 4>)");
+  ASSERT_EQ(minmax.family, TorchFamily::kReduce);
+  EXPECT_EQ(minmax.ops_bytes, 1);
+  EXPECT_EQ(minmax.accumulator.bytes, 16);
+  struct MinMax {
+    int64_t min, max;
+  };
+  auto both = full_reduction<MinMax>({INT64_MAX, INT64_MIN}, kBase, kBase + 512, 4096, 16);
+  both.input_calc.strides[0][0] = 8;
+  both.noutputs = 2;
+  void* margs[] = {&both};
+  w = launch_work(minmax, margs, {1, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->bytes_read, 4096u * 8);
+  EXPECT_EQ(w->bytes_written, 2u * 8);
+  EXPECT_TRUE(!plan_small_kernel(minmax, margs, {1, 1, 1}) ||
+              !plan_small_kernel(minmax, margs, {1, 1, 1})->run);
 }
 
 TEST(TorchKernelArgs, FlashSplitKvForwardAndCombine) {
