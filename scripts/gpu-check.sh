@@ -65,6 +65,17 @@ SWEEP=$OUT/sweep.txt
     IFS=, read -r m n k <<<"$mnk"
     echo "gemm:m=$m,n=$n,k=$k,batch=1,a=bf16,b=bf16,c=bf16,compute=f32,op_a=t,op_b=n,beta=0,epilogue=none"
   done
+  # Every GEMM of TorchTitan's Llama 3 8B step (2 x 8192 tokens, hidden 4096, FFN 14336, GQA
+  # projections 6144, vocabulary 128256; forward, recompute and both backward products), as the
+  # simulated run of docs/accuracy.md, "TorchTitan", records them: the largest term of every
+  # TorchTitan row there, measured here shape by shape against the model (`db calibrate`).
+  for mnkab in 14336,16384,4096,t,n 4096,14336,16384,n,t 4096,16384,14336,n,n \
+      4096,16384,14336,t,n 14336,4096,16384,n,t 14336,16384,4096,n,n 4096,16384,4096,t,n \
+      4096,6144,16384,n,t 4096,16384,6144,n,n 6144,16384,4096,t,n 4096,4096,16384,n,t \
+      4096,16384,4096,n,n 4096,2048,128256,n,n 128256,2048,4096,t,n 4096,128256,2048,n,t; do
+    IFS=, read -r m n k a b <<<"$mnkab"
+    echo "gemm:m=$m,n=$n,k=$k,batch=1,a=bf16,b=bf16,c=bf16,compute=f32,op_a=$a,op_b=$b,beta=0,epilogue=none"
+  done
 } >"$SWEEP"
 
 if [ $DRY = 1 ]; then
