@@ -49,8 +49,8 @@ enum class BlasApi : uint32_t {
   kDot,   // level 1: x . y, sent as a 1 x 1 x n GEMM
   kLtMatmul = 100,
   // torch._grouped_mm's CUTLASS grouped GEMM kernel, read from its set-up launch
-  // (torch_grouped_mm.hpp): not a library call, sent the same way.
-  kTorchGroupedMm = 200,
+  // (torch_grouped_mm.hpp): not a library call, sent the same way, its group sizes assumed.
+  kTorchGroupedMm = wire::kGemmApiGroupedEvenSplit,
 };
 
 wire::DataType wire_type(cudaDataType_t t);

@@ -277,10 +277,12 @@ void Simulation::await(ClientId id, const wire::RecordHeader& h, std::string wha
 // GEMMs are named by the canonical signature the cost model looked them up by (the key of the
 // kernel database), so the report's top-kernel table says exactly which shape to measure.
 uint32_t Simulation::gemm_label(Client& c, const wire::Gemm& g, const std::string& signature) {
-  const std::string name = !signature.empty()
-                               ? signature
-                               : fmt::format("gemm {}x{}x{} batch {} {}", g.m, g.n, g.k, g.batch,
-                                             wire::dtype_name(g.a_type));
+  std::string name = !signature.empty() ? signature
+                                        : fmt::format("gemm {}x{}x{} batch {} {}", g.m, g.n, g.k,
+                                                      g.batch, wire::dtype_name(g.a_type));
+  // What was assumed to price it is said where it is seen: the trace, the top kernels.
+  if (g.api == wire::kGemmApiGroupedEvenSplit)
+    name += " [torch._grouped_mm: group sizes assumed even]";
   auto it = c.synthetic_labels.find(name);
   if (it != c.synthetic_labels.end()) return it->second;
   // Synthetic labels count down from the top so they never meet the shim's kernel ids.

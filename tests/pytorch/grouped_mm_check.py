@@ -14,8 +14,9 @@ each by hand with the GEMM model (docs/cost-model.md, "GEMM"): with at least one
   time = overhead + max(waves x 2 x 128 x 128 x K / (peak x efficiency x clock scale / SMs),
                         bytes / (HBM x memory efficiency))
 
-with the H100's figures from gpus.toml and models.toml. A CUTLASS grouped kernel left in the
-trace (priced by the default model), a wrong shape or another time fails it.
+with the H100's figures from gpus.toml and models.toml; each label states the even split of the
+groups it assumed. A CUTLASS grouped kernel left in the trace (priced by the default model), a
+wrong shape or another time fails it.
 
 Usage: grouped_mm_check.py RUN_DIR
 """
@@ -53,8 +54,12 @@ def gemm_us(m, n, k, batch):
     return g["overhead_us"] + max(compute, memory) * 1e6
 
 
+# How the trace labels a grouped GEMM priced from an even split of its groups.
+ASSUMED = " [torch._grouped_mm: group sizes assumed even]"
+
+
 def shape(name):
-    fields = dict(f.split("=") for f in name[len("gemm:"):].split(","))
+    fields = dict(f.split("=") for f in name[len("gemm:"):].split(" [")[0].split(","))
     return int(fields["m"]), int(fields["n"]), int(fields["k"]), int(fields["batch"])
 
 
@@ -80,6 +85,8 @@ def main():
         want = gemm_us(m, n, k, batch)
         print(f"{what}: {e['name']} {e['dur']:.3f} us, source {e['args'].get('source')}; "
               f"by hand {want:.3f} us")
+        if not e["name"].endswith(ASSUMED):
+            failures.append(f"{what}: the label does not state the even split it assumed")
         if e["args"].get("source") != "modelled":
             failures.append(f"{what}: priced by {e['args'].get('source')}")
         if abs(e["dur"] - want) > 0.01:

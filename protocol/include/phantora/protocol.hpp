@@ -359,11 +359,16 @@ struct HostClock {
   uint32_t pad = 0;
 };
 
+// Gemm::api of a CUTLASS grouped GEMM of torch._grouped_mm whose group sizes are on the device:
+// `batch` groups of the varying dimension split evenly (an assumption the trace states).
+inline constexpr uint32_t kGemmApiGroupedEvenSplit = 200;
+
 // C = epilogue(alpha * op(A) * op(B) + beta * C), `batch` independent products of m x n x k.
 struct Gemm {
   uint64_t stream = 0;
   int32_t device = 0;
-  uint32_t api = 0;  // which entry point issued it (intercept's own numbering, for the trace)
+  uint32_t api = 0;  // which entry point issued it (intercept's own numbering, for the trace;
+                     // kGemmApiGroupedEvenSplit is read by the daemon)
   int64_t m = 0, n = 0, k = 0;
   int64_t batch = 1;
   DataType a_type{}, b_type{}, c_type{}, compute_type{};
