@@ -1,7 +1,6 @@
 #include "torch_grouped_mm.hpp"
 
 #include <array>
-#include <string>
 #include <vector>
 
 #include "byte_reads.hpp"
