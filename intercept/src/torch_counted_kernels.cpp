@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "byte_reads.hpp"
+#include "torch_grouped_mm.hpp"
 #include "torch_kernel_name.hpp"
 
 namespace phantora::shim {
@@ -290,9 +291,10 @@ std::optional<CountedKernel> classify_counted(std::string_view base, std::string
         !count_arg(p, 7, 2, k))
       return std::nullopt;
     return k;
-  } else if (base == "at::cuda::detail::prepare_grouped_gemm_data") {
+  } else if (base == kGroupedMmSetupKernel) {
     // GroupMMCommon.cuh: one thread per group writes its pointers, strides and problem size
-    // for the grouped GEMM that follows; a few bytes per group.
+    // for the grouped GEMM that follows (read from this launch: torch_grouped_mm.hpp); a few
+    // bytes per group.
     k.kind = CountedKind::kConstant;
     return k;
   } else if (ends_with(base, "::tensor_kernel_scan_innermost_dim") && t.size() == 2 &&

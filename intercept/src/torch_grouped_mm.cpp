@@ -44,7 +44,7 @@ constexpr uint32_t kMaxGroups = 1024;  // one thread per group, one block
 
 std::optional<GroupedMmSetup> classify_grouped_mm_setup(std::string_view base,
                                                         std::string_view demangled) {
-  if (base != "at::cuda::detail::prepare_grouped_gemm_data") return std::nullopt;
+  if (base != kGroupedMmSetupKernel) return std::nullopt;
   const std::vector<std::string_view> t = template_args(demangled);
   const std::vector<std::string_view> p = parameter_types(demangled);
   if (t.size() < 3 || p.size() != kParams || p[kOffs] != "int const*") return std::nullopt;

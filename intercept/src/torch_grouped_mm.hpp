@@ -16,6 +16,10 @@
 
 namespace phantora::shim {
 
+// The set-up kernel's qualified name (no template arguments).
+inline constexpr std::string_view kGroupedMmSetupKernel =
+    "at::cuda::detail::prepare_grouped_gemm_data";
+
 // A set-up kernel whose parameters the shim can read, and its element types.
 struct GroupedMmSetup {
   wire::DataType a = wire::DataType::kUnknown;

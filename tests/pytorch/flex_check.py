@@ -23,16 +23,14 @@ pair too. A default-priced flex kernel, or a wrong shape or mask, fails it.
 
 Usage: flex_check.py RUN_DIR
 """
-import os
 import sys
-import tomllib
 
+from kernels_data import kernels_data
 from trace_events import gpu_spans
 
 FORWARD_RATE, BACKWARD_RATE = 1.25, 1.03
 FIXED_US = 4.0
 FULL, VISITED = 2048, 560
-MODELS = os.path.join(os.path.dirname(__file__), "..", "..", "kernels-db", "data", "models.toml")
 
 
 def main():
@@ -74,8 +72,7 @@ def main():
     def against_fa2(fa2, rate):
         return (fa2["dur"] - FIXED_US) / rate + FIXED_US
 
-    with open(MODELS, "rb") as f:
-        attention = tomllib.load(f)["attention"]
+    attention = kernels_data("models")["attention"]
 
     def window(full, s0):
         return (full["dur"] - FIXED_US) * (VISITED + s0) / (FULL + s0) + FIXED_US

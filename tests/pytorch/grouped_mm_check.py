@@ -21,36 +21,29 @@ wrong shape or another time fails it.
 Usage: grouped_mm_check.py RUN_DIR
 """
 import math
-import os
 import sys
-import tomllib
 
+from kernels_data import kernels_data
 from trace_events import gpu_spans
 
 TOKENS, EXPERTS, DIM, HIDDEN = 16384, 8, 512, 1536
 PER_EXPERT = TOKENS // EXPERTS
-DATA = os.path.join(os.path.dirname(__file__), "..", "..", "kernels-db", "data")
-
-
-def load(name):
-    with open(os.path.join(DATA, name), "rb") as f:
-        return tomllib.load(f)
 
 
 def gemm_us(m, n, k, batch):
-    gpu = load("gpus.toml")["gpu"]["h100"]["perf"]
-    models = load("models.toml")
-    g, h100 = models["gemm"], models["gpu"]["h100"]
-    sms = load("gpus.toml")["gpu"]["h100"]["device"]["multiprocessor_count"]
+    h100 = kernels_data("gpus")["gpu"]["h100"]
+    gpu, sms = h100["perf"], h100["device"]["multiprocessor_count"]
+    models = kernels_data("models")
+    g, eff = models["gemm"], models["gpu"]["h100"]
     tiles = batch * math.ceil(m / g["tile_m"]) * math.ceil(n / g["tile_n"])
     assert tiles >= sms, "the hand formula below has no K split"
     waves = math.ceil(tiles / sms)
     padded_k = math.ceil(k / g["tile_k"]) * g["tile_k"]
-    rate = gpu["bf16_tflops"] * 1e12 * h100["gemm_efficiency"] * (
-        gpu["sustained_clock_mhz"] / h100["gemm_clock_mhz"])
+    rate = gpu["bf16_tflops"] * 1e12 * eff["gemm_efficiency"] * (
+        gpu["sustained_clock_mhz"] / eff["gemm_clock_mhz"])
     compute = waves * 2 * g["tile_m"] * g["tile_n"] * padded_k / (rate / sms)
     memory = batch * (m * k + k * n + m * n) * 2 / (gpu["hbm_gbytes_per_s"] * 1e9 *
-                                                    h100["memory_efficiency"])
+                                                    eff["memory_efficiency"])
     return g["overhead_us"] + max(compute, memory) * 1e6
 
 

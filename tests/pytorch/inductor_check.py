@@ -16,22 +16,17 @@ A kernel priced by default, or from other bytes, fails it.
 
 Usage: inductor_check.py RUN_DIR
 """
-import os
 import sys
-import tomllib
 
+from kernels_data import kernels_data
 from trace_events import gpu_spans
 
 N = 4096
-HERE = os.path.dirname(__file__)
-DATA = os.path.join(HERE, "..", "..", "kernels-db", "data")
 
 
 def h100_figures():
-    with open(os.path.join(DATA, "gpus.toml"), "rb") as f:
-        hbm = tomllib.load(f)["gpu"]["h100"]["perf"]["hbm_gbytes_per_s"] * 1e9
-    with open(os.path.join(DATA, "models.toml"), "rb") as f:
-        models = tomllib.load(f)
+    hbm = kernels_data("gpus")["gpu"]["h100"]["perf"]["hbm_gbytes_per_s"] * 1e9
+    models = kernels_data("models")
     efficiency = models["gpu"]["h100"]["memory_efficiency"]
     floor_us = models["memory_bound"]["floor_us"]
     return hbm * efficiency, floor_us
