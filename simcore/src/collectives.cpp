@@ -249,7 +249,8 @@ void Collectives::submit(ClientId client, SimTime host_time, const wire::Collect
       ops.size() == 1 ? kind_name(ops[0].kind) : fmt::format("nccl group ({} ops)", ops.size());
   groups_[g.token] = std::move(group);
   for (auto& part : g.parts) match(g, *part);
-  engine_.submit_collective(client, header.stream, host_time, g.token);
+  if (hooks_.submitted) hooks_.submitted(g.token, client, header.device);
+  engine_.submit_deferred(client, header.stream, host_time, g.token);
 }
 
 void Collectives::check_agreement(const Matched& m, const Part& part) const {
@@ -363,35 +364,76 @@ void Collectives::start_due(SimTime now) {
   }
 }
 
-void Collectives::launch(Matched& m) {
-  const SimTime start = m.start;
-  const Part& first = *m.parts.front();
-  const wire::CollectiveOp& op = first.op;
+std::vector<net::CollectiveRequest> Collectives::live_requests(const Comm& comm,
+                                                               const wire::CollectiveOp& op,
+                                                               int src, int dst) const {
   const Bytes bytes(op.count * dtype_size(op.dtype));
   std::vector<net::CollectiveRequest> requests;
   if (is_p2p(op.kind)) {
-    const int src = m.comm->members[m.parts[0]->rank].gpu;
-    const int dst = m.comm->members[m.parts[1]->rank].gpu;
-    if (src != dst && bytes.count() > 0)
-      requests.push_back({net::CollOp::SendRecv, {src, dst}, bytes, 0, m.comm->tuning});
+    const int from = comm.members[src].gpu;
+    const int to = comm.members[dst].gpu;
+    if (from != to && bytes.count() > 0)
+      requests.push_back({net::CollOp::SendRecv, {from, to}, bytes, 0, comm.tuning});
   } else if (auto nop = net_op(op.kind)) {
-    if (replicas_.represented_ranks(m.comm->nranks, m.comm->spans) > 1 && bytes.count() > 0) {
-      net::CollectiveRequest r{*nop, {}, bytes, op.peer, m.comm->tuning};
-      for (const Member& mem : m.comm->members) r.ranks.push_back(mem.gpu);
+    if (replicas_.represented_ranks(comm.nranks, comm.spans) > 1 && bytes.count() > 0) {
+      net::CollectiveRequest r{*nop, {}, bytes, op.peer, comm.tuning};
+      for (const Member& mem : comm.members) r.ranks.push_back(mem.gpu);
       requests.push_back(std::move(r));
     }
   } else {
     // Gather and scatter: every non-root rank exchanges its share with the root.
-    const int root = m.comm->members[op.peer].gpu;
-    for (int r = 0; r < m.comm->nranks; ++r) {
-      const int gpu = m.comm->members[r].gpu;
+    const int root = comm.members[op.peer].gpu;
+    for (int r = 0; r < comm.nranks; ++r) {
+      const int gpu = comm.members[r].gpu;
       if (r == op.peer || bytes.count() == 0) continue;
       requests.push_back({net::CollOp::SendRecv,
                           op.kind == wire::CollKind::kGather ? std::vector<int>{gpu, root}
                                                              : std::vector<int>{root, gpu},
-                          bytes, 0, m.comm->tuning});
+                          bytes, 0, comm.tuning});
     }
   }
+  return requests;
+}
+
+int Collectives::channels(uint64_t token) {
+  auto it = groups_.find(token);
+  if (it == groups_.end()) return 0;
+  int most = 0;
+  for (const auto& part : it->second->parts) {
+    const wire::CollectiveOp& op = part->op;
+    Comm* comm = nullptr;
+    try {
+      comm = lookup(it->second->client, op.comm).first;
+    } catch (const CollectiveError&) {
+      continue;  // the communicator has gone: nothing to plan
+    }
+    const auto& members = comm->members;
+    if (!std::all_of(members.begin(), members.end(), [](const Member& m) { return m.joined; }))
+      continue;  // not every rank has joined yet: its GPUs are not all known
+    const bool send = op.kind == wire::CollKind::kSend;
+    const int src = is_p2p(op.kind) ? (send ? part->rank : op.peer) : 0;
+    const int dst = is_p2p(op.kind) ? (send ? op.peer : part->rank) : 0;
+    const auto key = std::make_tuple(comm->id, op.kind, op.count * dtype_size(op.dtype), src, dst);
+    auto [slot, fresh] = channels_.try_emplace(key, 0);
+    if (fresh) {
+      // Planned as the network will plan it (replicas included), without starting it.
+      for (const auto& live : live_requests(*comm, op, src, dst)) {
+        for (const auto& r : replicas_.expand(live, comm->spans))
+          slot->second =
+              std::max(slot->second, net::plan_collective(network_.topology(), r).channels);
+      }
+    }
+    most = std::max(most, slot->second);
+  }
+  return most;
+}
+
+void Collectives::launch(Matched& m) {
+  const SimTime start = m.start;
+  const Part& first = *m.parts.front();
+  const wire::CollectiveOp& op = first.op;
+  const std::vector<net::CollectiveRequest> requests =
+      live_requests(*m.comm, op, m.parts[0]->rank, is_p2p(op.kind) ? m.parts[1]->rank : 0);
   if (requests.empty()) return finish(m, start);
   for (const auto& live : requests) {
     for (const auto& r : replicas_.expand(live, m.comm->spans)) {
@@ -522,8 +564,8 @@ void Collectives::finish_group(Group& g) {
   stats_.collectives++;
   stats_.time += end - start;
   if (hooks_.span) hooks_.span(client, stream, name, start, end, args);
-  engine_.complete_collective(client, stream, token, start, end,
-                              OpDesc{OpKind::kCollective, end - start, std::nullopt, 0, 0});
+  engine_.complete_deferred(client, stream, token, start, end,
+                            OpDesc{OpKind::kCollective, end - start, std::nullopt, 0, 0});
 }
 
 std::vector<int> Collectives::absent_ranks(const Matched& m) const {

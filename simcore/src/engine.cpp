@@ -169,14 +169,13 @@ void Engine::drain(Stream& s) {
         release_ref(item.version);
         break;
       }
-      case ItemKind::kCollective:
+      case ItemKind::kDeferred:
         if (!item.arrived) {
           item.arrived = true;
           s.tail = start;
-          if (observer_ != nullptr)
-            observer_->on_collective_ready(s.client, s.id, item.token, start);
+          if (observer_ != nullptr) observer_->on_deferred_ready(s.client, s.id, item.token, start);
         }
-        return;  // holds the stream until complete_collective()
+        return;  // holds the stream until complete_deferred()
     }
     s.queue.pop_front();
   }
@@ -220,23 +219,22 @@ SimTime Engine::submit(ClientId client, StreamId stream, SimTime host_time, cons
   return s.queue.empty() ? s.tail : SimTime::infinite();
 }
 
-void Engine::submit_collective(ClientId client, StreamId stream, SimTime host_time,
-                               uint64_t token) {
+void Engine::submit_deferred(ClientId client, StreamId stream, SimTime host_time, uint64_t token) {
   Stream& s = stream_ref(client, stream);
   Item item;
-  item.kind = ItemKind::kCollective;
+  item.kind = ItemKind::kDeferred;
   item.host_time = host_time;
   item.token = token;
   push(s, item);
 }
 
-void Engine::complete_collective(ClientId client, StreamId stream, uint64_t token, SimTime start,
-                                 SimTime end, const OpDesc& op) {
+void Engine::complete_deferred(ClientId client, StreamId stream, uint64_t token, SimTime start,
+                               SimTime end, const OpDesc& op) {
   Stream& s = stream_ref(client, stream);
-  if (s.queue.empty() || s.queue.front().kind != ItemKind::kCollective ||
+  if (s.queue.empty() || s.queue.front().kind != ItemKind::kDeferred ||
       s.queue.front().token != token || !s.queue.front().arrived) {
-    throw std::logic_error(
-        fmt::format("collective {} completed but is not at the head of stream {}", token, stream));
+    throw std::logic_error(fmt::format(
+        "deferred operation {} completed but is not at the head of stream {}", token, stream));
   }
   const Item item = s.queue.front();
   s.queue.pop_front();

@@ -123,7 +123,11 @@ nlohmann::json make_report(const SimulationConfig& config, const RunStats& stats
                       ? static_cast<double>(t.as_ps()) / static_cast<double>(total.as_ps())
                       : 0.0}};
   }
-  r["gpu_time"] = {{"total_s", total.as_seconds()}, {"by_source", by_source}};
+  r["gpu_time"] = {{"total_s", total.as_seconds()},
+                   {"by_source", by_source},
+                   {"shared_with_nccl",
+                    {{"kernels", stats.kernels_shared_with_nccl},
+                     {"added_s", stats.shared_with_nccl.as_seconds()}}}};
 
   json counts = json::object();
   for (const auto& [kind, n] : stats.op_counts) counts[to_string(kind)] = n;
@@ -266,6 +270,13 @@ std::string summary_table(const nlohmann::json& r) {
   }
   line("GPU work (kernels, copies)", human_time(r["gpu_time"]["total_s"].get<double>()) +
                                          (shares.empty() ? "" : " (" + shares + ")"));
+  if (const auto& shared = r["gpu_time"]["shared_with_nccl"];
+      shared["kernels"].get<uint64_t>() > 0) {
+    line("kernels beside NCCL",
+         fmt::format("{} kernels, {} longer than alone (NCCL's CTAs held SMs)",
+                     shared["kernels"].get<uint64_t>(),
+                     human_time(shared["added_s"].get<double>())));
+  }
   const auto& comm = r["communication"];
   if (!comm["operations"].empty()) {
     std::string ops;

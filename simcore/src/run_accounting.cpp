@@ -23,6 +23,11 @@ void RunAccounting::on_op(const CompletedOp& op, int gpu) {
   }
   if (op.desc.source) stats_.gpu_time_by_source[*op.desc.source] += duration;
   if (op.desc.kind == OpKind::kKernel) {
+    // A kernel beside a collective keeps its time alone as its cost (gpu_sharing.hpp).
+    if (duration > op.desc.cost) {
+      stats_.shared_with_nccl += duration - op.desc.cost;
+      stats_.kernels_shared_with_nccl++;
+    }
     KernelTally& k = kernels_[key(op.client, op.desc.label)];
     k.count++;
     k.total += duration;

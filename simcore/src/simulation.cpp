@@ -1,6 +1,7 @@
 #include "phantora/simcore/simulation.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -18,11 +19,13 @@ namespace phantora::sim {
 class Simulation::OpObserver : public Observer {
  public:
   explicit OpObserver(Simulation& sim) : sim_(sim) {}
-  void on_collective_ready(ClientId client, StreamId stream, uint64_t token,
-                           SimTime ready) override {
+  void on_deferred_ready(ClientId client, StreamId stream, uint64_t token, SimTime ready) override {
+    if (GpuSharing::is_kernel_token(token)) return sim_.sharing_.kernel_ready(token, ready);
+    sim_.sharing_.collective_ready(token, ready, sim_.collectives_.channels(token));
     sim_.collectives_.ready(client, stream, token, ready);
   }
   void on_op(const CompletedOp& op) override {
+    if (op.desc.kind == OpKind::kCollective) sim_.sharing_.collective_finished(op.token, op.end);
     const Client& c = sim_.clients_.at(op.client);
     const int gpu = sim_.global_gpu(c, op.device);
     sim_.accounting_->on_op(op, gpu);
@@ -47,6 +50,7 @@ Simulation::Simulation(SimulationConfig config, CostProvider& costs)
                    ? *config_.topology
                    : net::Topology::for_cluster(config_.represented_hosts(), config_.gpus_per_host,
                                                 config_.gpu_name)),
+      sharing_(config_.device.multiprocessor_count),
       collectives_(
           engine_, network_, config_.hosts * config_.gpus_per_host,
           Collectives::Hooks{
@@ -63,7 +67,10 @@ Simulation::Simulation(SimulationConfig config, CostProvider& costs)
               [this](ClientId c, uint64_t recvbuff, const std::vector<std::byte>& bytes) {
                 if (payload_sink_ && clients_.at(c).connected) payload_sink_(c, recvbuff, bytes);
               },
-              [this](ClientId c) { return !clients_.at(c).connected; }},
+              [this](ClientId c) { return !clients_.at(c).connected; },
+              [this](uint64_t token, ClientId c, int device) {
+                sharing_.collective_submitted(token, c, device);
+              }},
           Replicas(config_.replicas, config_.hosts * config_.gpus_per_host, config_.dp_comms)) {
   if (network_.topology().hosts() != config_.represented_hosts() ||
       network_.topology().gpus_per_host() != config_.gpus_per_host) {
@@ -215,16 +222,30 @@ void Simulation::run_network(bool drain) {
   for (;;) {
     const SimTime done = network_.next_event_time();
     const SimTime due = collectives_.next_start();
-    const SimTime next = std::min(done, due);
+    const SimTime shared = sharing_.next_end();
+    const SimTime next = std::min({done, due, shared});
     // Completions and starts release work that bounds the network anew: ask every time.
     if (next.is_infinite() || (!drain && next > safe_time())) return;
-    if (done <= due) {
+    if (shared < std::min(done, due)) {
+      // A kernel beside a collective ends before anything else happens: place it.
+      const GpuSharing::Placed k = sharing_.place_next();
+      engine_.complete_deferred(k.client, k.stream, k.token, k.start, k.end, k.op);
+    } else if (done <= due) {
       collectives_.completed(network_.advance_to(done));
     } else {
       collectives_.completed(network_.advance_to(due));
       collectives_.start_due(due);
     }
   }
+}
+
+void Simulation::submit_kernel(ClientId id, StreamId s, int device, SimTime at, const OpDesc& op,
+                               uint32_t ctas) {
+  if (!sharing_.shares(id, device)) {
+    engine_.submit(id, s, at, op);
+    return;
+  }
+  engine_.submit_deferred(id, s, at, sharing_.defer(id, s, device, op, ctas));
 }
 
 std::string Simulation::describe(ClientId id) const {
@@ -326,7 +347,10 @@ void Simulation::apply(ClientId id, Client& c, const wire::RecordHeader& h,
       const auto l = read_exact<wire::Launch>(body, "launch");
       const Cost cost = pricing_.launch(c.kernels, l);
       const StreamId s = stream_for(id, c, l.stream, l.device);
-      engine_.submit(id, s, at, OpDesc{OpKind::kKernel, cost.duration, cost.source, l.kernel, 0});
+      submit_kernel(id, s, l.device, at,
+                    OpDesc{OpKind::kKernel, cost.duration, cost.source, l.kernel, 0},
+                    static_cast<uint32_t>(std::min<uint64_t>(
+                        uint64_t{l.grid[0]} * l.grid[1] * l.grid[2], UINT32_MAX)));
       // A request here is a synchronous call waiting for this very operation, the last on its
       // stream.
       await(id, h, "sync kernel",
@@ -360,7 +384,9 @@ void Simulation::apply(ClientId id, Client& c, const wire::RecordHeader& h,
       const Cost cost = pricing_.gemm(g);
       const StreamId s = stream_for(id, c, g.stream, g.device);
       const uint32_t label = gemm_label(c, g, cost.signature);
-      engine_.submit(id, s, at, OpDesc{OpKind::kKernel, cost.duration, cost.source, label, 0});
+      // Taken to fill the GPU beside a collective: 0 CTAs stands for "as many as it has SMs".
+      submit_kernel(id, s, g.device, at,
+                    OpDesc{OpKind::kKernel, cost.duration, cost.source, label, 0}, 0);
       return;
     }
     case wire::RecordType::kCommInit: {

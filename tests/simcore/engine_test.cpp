@@ -29,8 +29,8 @@ constexpr StreamId kS3 = kS1 + 2;
 class Recorder : public Observer {
  public:
   void on_op(const CompletedOp& op) override { ops.push_back(op); }
-  // No collectives in these tests.
-  void on_collective_ready(ClientId, StreamId, uint64_t, SimTime) { ADD_FAILURE(); }
+  // No deferred operations in these tests.
+  void on_deferred_ready(ClientId, StreamId, uint64_t, SimTime) { ADD_FAILURE(); }
   std::vector<CompletedOp> ops;
 };
 

@@ -811,5 +811,150 @@ TEST_F(MalformedTest, DuplicateStreamCreate) {
   expect_rejected(b);
 }
 
+// --- sharing the GPU with NCCL (gpu_sharing.hpp) -----------------------------------------
+
+// Two ranks on one H100 host: rank 0 launches an all-reduce of 1 GiB on one stream and a kernel
+// (20 µs alone) on another; the kernel runs on the SMs the all-reduce's channels leave.
+class SharingTest : public ::testing::Test {
+ protected:
+  SharingTest() : sim(config(), costs) {
+    sim.set_reply_sink([this](ClientId id, const wire::Reply& r) { woken.emplace_back(id, r); });
+  }
+  static SimulationConfig config() {
+    SimulationConfig c;
+    c.hosts = 1;
+    c.gpus_per_host = 2;
+    c.gpu_name = "h100";
+    c.device.multiprocessor_count = kSms;
+    c.cpu_time = wire::CpuTimeMode::kZero;
+    c.launch_latency = us(4);
+    c.token = "sekrit";
+    return c;
+  }
+  static constexpr int kSms = 132;
+  static constexpr uint64_t kBytes = uint64_t{1} << 30;
+
+  ClientId connect(int rank) {
+    wire::Hello h = hello_for(0, "sekrit", rank);
+    h.pid = 2000 + rank;
+    return sim.hello(h).client_id;
+  }
+  // Applies a batch; keeps every reply (in the batch's or later) by client and request, and
+  // says the woken thread runs again, as the shim does.
+  void run(ClientId id, const Batch& b) {
+    std::vector<wire::Reply> replies;
+    sim.batch(id, b.bytes(), replies);
+    for (const wire::Reply& r : replies) woken.emplace_back(id, r);
+    while (!woken.empty()) {
+      const auto [client, r] = woken.front();
+      woken.erase(woken.begin());
+      answered[{client, r.request}] = SimTime::ps(r.time_ps);
+      const wire::HostClock resumed{r.request, wire::kHostResumed, 0};
+      Batch ack;
+      ack.raw(RecordType::kHostClock, &resumed, sizeof(resumed), 0, 0, r.time_ps);
+      std::vector<wire::Reply> more;
+      sim.batch(client, ack.bytes(), more);
+      for (const wire::Reply& m : more) woken.emplace_back(client, m);
+    }
+  }
+  static Batch join(int rank) {
+    wire::CommInit init{};
+    init.comm = 77;
+    init.unique_id[0] = 42;
+    init.nranks = 2;
+    init.rank = rank;
+    init.device = rank;
+    Batch b;
+    b.kernel(1, "_Z1bv").stream(kS1, rank).stream(kS2, rank);
+    return b.add(RecordType::kCommInit, init, 0, /*request=*/1);
+  }
+  static Batch& all_reduce(Batch& b, int device, double host_us) {
+    struct {
+      wire::CollectiveHeader head;
+      wire::CollectiveOp op;
+    } body{};
+    body.head = wire::CollectiveHeader{kS1, device, 1};
+    body.op.comm = 77;
+    body.op.kind = wire::CollKind::kAllReduce;
+    body.op.dtype = wire::DataType::kBF16;
+    body.op.count = kBytes / 2;
+    return b.add(RecordType::kCollective, body, host_us);
+  }
+  static Batch& kernel(Batch& b, int device, uint32_t ctas, double host_us) {
+    wire::Launch l{};
+    l.stream = kS2;
+    l.device = device;
+    l.kernel = 1;
+    l.grid[0] = ctas;
+    l.grid[1] = l.grid[2] = 1;
+    l.block[0] = 128, l.block[1] = l.block[2] = 1;
+    return b.add(RecordType::kLaunch, l, host_us);
+  }
+  // Rank 0's kernel end (the answer to its stream sync) when it launches the kernel with
+  // `ctas` CTAs after its all-reduce (or before it). `rank1_first`: rank 1's records reach
+  // the daemon first.
+  SimTime kernel_end(uint32_t ctas, bool after, bool rank1_first = false) {
+    const ClientId r0 = connect(0), r1 = connect(1);
+    run(r0, join(0));
+    run(r1, join(1));
+    Batch b0, b1;
+    if (after) all_reduce(b0, 0, 10);
+    kernel(b0, 0, ctas, 10);
+    if (!after) all_reduce(b0, 0, 10);
+    b0.stream_sync(kS2, 2, 10, 0);
+    all_reduce(b1, 1, 10).stream_sync(kS1, 2, 10, 1);
+    if (rank1_first) {
+      run(r1, b1);
+      run(r0, b0);
+    } else {
+      run(r0, b0);
+      run(r1, b1);
+    }
+    sim.finish();  // lets the network finish the all-reduce rank 1 waits for
+    for (const auto& [client, r] : woken) answered[{client, r.request}] = SimTime::ps(r.time_ps);
+    EXPECT_TRUE(answered.contains({r1, 2}));
+    return answered.at({r0, 2});
+  }
+  // Channels NCCL's model plans the all-reduce with on this host (what the kernel loses).
+  int channels() const {
+    const net::CollectiveRequest r{net::CollOp::AllReduce, {0, 1}, Bytes(kBytes), 0, {}};
+    return net::plan_collective(sim.network().topology(), r).channels;
+  }
+
+  FixedCosts costs;
+  Simulation sim;
+  std::vector<std::pair<ClientId, wire::Reply>> woken;
+  std::map<std::pair<ClientId, uint64_t>, SimTime> answered;
+};
+
+TEST_F(SharingTest, AKernelLaunchedAfterACollectiveRunsOnTheSmsItLeaves) {
+  const int ch = channels();
+  ASSERT_GT(ch, 0);
+  ASSERT_LT(ch, kSms);
+  // Kernel and all-reduce both start at 10 + 4 µs; the all-reduce (1 GiB) outlasts the kernel,
+  // which does its 20 µs of work on 132 - ch SMs: 20 µs x 132 / (132 - ch), rounded up.
+  const int64_t need = (us(20).as_ps() * kSms + (kSms - ch) - 1) / (kSms - ch);
+  EXPECT_EQ(kernel_end(0, true), us(14) + SimTime::ps(need)) << ch << " channels";
+  // The report's gpu_time.shared_with_nccl: one kernel, the time beyond its 20 µs alone.
+  EXPECT_EQ(sim.stats().kernels_shared_with_nccl, 1u);
+  EXPECT_EQ(sim.stats().shared_with_nccl, SimTime::ps(need) - us(20));
+}
+
+TEST_F(SharingTest, TheSameEndWhicheverRankReachesTheDaemonFirst) {
+  const int ch = channels();
+  const int64_t need = (us(20).as_ps() * kSms + (kSms - ch) - 1) / (kSms - ch);
+  EXPECT_EQ(kernel_end(kSms, true, /*rank1_first=*/true), us(14) + SimTime::ps(need));
+}
+
+TEST_F(SharingTest, AKernelLaunchedBeforeTheCollectiveRunsAlone) {
+  EXPECT_EQ(kernel_end(kSms, false), us(34));
+  EXPECT_EQ(sim.stats().kernels_shared_with_nccl, 0u);
+}
+
+TEST_F(SharingTest, AKernelThatFitsBesideNcclsCtasIsNotSlowed) {
+  const uint32_t fits = static_cast<uint32_t>(kSms - channels());
+  EXPECT_EQ(kernel_end(fits, true), us(34));
+}
+
 }  // namespace
 }  // namespace phantora::sim

@@ -13,6 +13,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -68,6 +69,8 @@ class Collectives {
     std::function<void(ClientId, uint64_t recvbuff, const std::vector<std::byte>& bytes)> deliver;
     // Whether a client has gone (said goodbye or disconnected).
     std::function<bool(ClientId)> gone;
+    // A group was taken, before the engine can make it ready: its token, client and device.
+    std::function<void(uint64_t token, ClientId, int device)> submitted;
   };
 
   // `max_ranks`: the live cluster's GPUs; no communicator can be larger. `replicas`: the
@@ -86,6 +89,9 @@ class Collectives {
 
   // From the engine: a group reached the head of its stream.
   void ready(ClientId client, StreamId stream, uint64_t token, SimTime at);
+  // The CTAs (one per channel) NCCL launches for a group on its member's GPU: the most any of
+  // its operations is planned with (NCCL runs a group as one kernel). 0 for an unknown token.
+  int channels(uint64_t token);
   // The earliest time an operation whose members are all ready is due to start on the network
   // (infinite: none). The caller advances the network to it first, then calls start_due.
   SimTime next_start() const;
@@ -181,6 +187,10 @@ class Collectives {
   void check_agreement(const Matched& m, const Part& part) const;
   void try_start(Matched& m);
   void launch(Matched& m);
+  // The network requests of an operation as the live ranks see it (before replicas); for a
+  // send/receive pair, `src` and `dst` are the communicator ranks of the sender and receiver.
+  std::vector<net::CollectiveRequest> live_requests(const Comm& comm, const wire::CollectiveOp& op,
+                                                    int src, int dst) const;
   void finish(Matched& m, SimTime end);
   void tally(const Comm& comm, const wire::CollectiveOp& op);
   void finish_group(Group& g);
@@ -200,6 +210,8 @@ class Collectives {
   Replicas replicas_;
   uint64_t next_comm_ = 1;
   uint64_t next_token_ = 1;
+  // Channels planned per (communicator, kind, bytes, sender, receiver): what channels() asks.
+  std::map<std::tuple<uint64_t, wire::CollKind, uint64_t, int, int>, int> channels_;
   std::map<std::array<uint8_t, wire::kUniqueIdBytes>, std::unique_ptr<Comm>> comms_by_uid_;
   std::vector<std::unique_ptr<Comm>> split_comms_;
   std::map<std::pair<ClientId, uint64_t>, std::pair<Comm*, int>> handles_;

@@ -12,10 +12,11 @@
 // (cudaStreamNonBlocking) do neither.
 //
 // Most operations have a known cost, so their times are computed the moment they arrive. A
-// collective's end depends on other ranks and the network: it holds its stream until
-// complete_collective() is called, and everything behind it — later ops on the stream, events
-// recorded after it, streams waiting on those events, blocking calls — waits in order and is
-// placed as soon as what it depends on is known.
+// deferred operation's end is decided outside the engine — a collective's by other ranks and the
+// network, a kernel's that shares its GPU with a collective by that collective's time
+// (gpu_sharing.hpp): it holds its stream until complete_deferred() is called, and everything
+// behind it — later ops on the stream, events recorded after it, streams waiting on those
+// events, blocking calls — waits in order and is placed as soon as what it depends on is known.
 //
 // The engine knows nothing of sockets, names or cost models: callers hand it costs, it hands
 // back times and reports each placed operation to an Observer.
@@ -75,16 +76,17 @@ struct CompletedOp {
   SimTime submitted;  // host clock at submission
   SimTime start;
   SimTime end;
-  uint64_t token = 0;  // collectives: the caller's token
+  uint64_t token = 0;  // deferred operations: the caller's token
 };
 
 class Observer {
  public:
   virtual ~Observer() = default;
   virtual void on_op(const CompletedOp& op) = 0;
-  // A collective reached the head of its stream: it may start at `ready` once its peers can.
-  virtual void on_collective_ready(ClientId client, StreamId stream, uint64_t token,
-                                   SimTime ready) = 0;
+  // A deferred operation reached the head of its stream: it may start at `ready` (a collective
+  // once its peers can).
+  virtual void on_deferred_ready(ClientId client, StreamId stream, uint64_t token,
+                                 SimTime ready) = 0;
 };
 
 struct EngineConfig {
@@ -106,12 +108,13 @@ class Engine {
   int stream_device(ClientId client, StreamId stream) const;
 
   // Enqueues an operation; returns its end time, or SimTime::infinite() while it waits behind
-  // a collective.
+  // a deferred one.
   SimTime submit(ClientId client, StreamId stream, SimTime host_time, const OpDesc& op);
-  // A collective holds its stream from when it is ready until complete_collective().
-  void submit_collective(ClientId client, StreamId stream, SimTime host_time, uint64_t token);
-  void complete_collective(ClientId client, StreamId stream, uint64_t token, SimTime start,
-                           SimTime end, const OpDesc& op);
+  // A deferred operation holds its stream from when it is ready until complete_deferred(),
+  // which places it as `op` from `start` to `end`.
+  void submit_deferred(ClientId client, StreamId stream, SimTime host_time, uint64_t token);
+  void complete_deferred(ClientId client, StreamId stream, uint64_t token, SimTime start,
+                         SimTime end, const OpDesc& op);
 
   void record_event(ClientId client, EventId event, StreamId stream, SimTime host_time);
   void wait_event(ClientId client, StreamId stream, EventId event, SimTime host_time);
@@ -130,21 +133,21 @@ class Engine {
 
   // Latest end of any operation so far.
   SimTime horizon() const { return horizon_; }
-  // Operations queued behind unfinished collectives, over all streams.
+  // Operations queued behind unfinished deferred ones, over all streams.
   size_t waiting_items() const;
 
  private:
   using Version = uint64_t;  // one recording of an event; internal, never reused
-  enum class ItemKind : uint8_t { kOp, kRecord, kWait, kCollective };
+  enum class ItemKind : uint8_t { kOp, kRecord, kWait, kDeferred };
   struct Item {
     ItemKind kind = ItemKind::kOp;
     bool implicit = false;  // added by the engine itself: no launch latency, no own trace
-    bool arrived = false;   // collectives: on_collective_ready already called
+    bool arrived = false;   // deferred: on_deferred_ready already called
     SimTime host_time;
     SimTime barrier;  // legacy-stream dependency known at submission
     OpDesc desc;
     Version version = 0;  // record / wait
-    uint64_t token = 0;   // collective
+    uint64_t token = 0;   // deferred
   };
   struct Stream {
     ClientId client = 0;

@@ -24,6 +24,7 @@
 #include "phantora/simcore/collectives.hpp"
 #include "phantora/simcore/cost_provider.hpp"
 #include "phantora/simcore/engine.hpp"
+#include "phantora/simcore/gpu_sharing.hpp"
 #include "phantora/simcore/interval_union.hpp"
 #include "phantora/simcore/protocol_error.hpp"
 #include "phantora/simcore/run_stats.hpp"
@@ -136,6 +137,9 @@ class Simulation {
   std::string still_waiting() const;  // "; still waiting:\n  ..." or ""
   void progress();
   void run_network(bool drain);
+  // Submits a kernel: deferred while it shares its GPU with a collective (gpu_sharing.hpp).
+  void submit_kernel(ClientId id, StreamId s, int device, SimTime at, const OpDesc& op,
+                     uint32_t ctas);
   std::string describe(ClientId id) const;
   int global_gpu(const Client& c, int device) const;
 
@@ -149,6 +153,7 @@ class Simulation {
   std::unique_ptr<OpObserver> observer_;
   Engine engine_;
   net::NetworkSimulator network_;
+  GpuSharing sharing_;  // before collectives_, whose hooks reach it
   Collectives collectives_;
   std::vector<Client> clients_;
   ReplySink sink_;

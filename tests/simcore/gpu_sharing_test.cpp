@@ -1,0 +1,133 @@
+// The GPU-sharing model (simcore/include/phantora/simcore/gpu_sharing.hpp): a kernel beside
+// NCCL's CTAs runs on the SMs they leave. Every expected time below is worked by hand.
+#include "phantora/simcore/gpu_sharing.hpp"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace phantora::sim {
+namespace {
+
+constexpr SimTime us(double v) {
+  return SimTime::us(v);
+}
+
+TEST(SharedEnd, AloneWithoutHolds) {
+  EXPECT_EQ(shared_end(us(5), us(100), 0, 132, {}), us(105));
+}
+
+TEST(SharedEnd, AHoldOverTheWholeKernelStretchesItBySmsOverFreeSms) {
+  // 16 of 132 SMs held throughout: 116 µs of work on 116 SMs takes 132 µs.
+  const std::vector<SmHold> holds{{us(0), SimTime::infinite(), 16}};
+  EXPECT_EQ(shared_end(us(0), us(116), 0, 132, holds), us(132));
+  // The same with the hold's end known and later than the kernel's.
+  const std::vector<SmHold> ended{{us(0), us(500), 16}};
+  EXPECT_EQ(shared_end(us(0), us(116), 0, 132, ended), us(132));
+}
+
+TEST(SharedEnd, APartialHoldSlowsOnlyItsSpan) {
+  // 100 µs alone from 0; 16 SMs held over [10, 60): 10 µs of work, then 50 µs at 116/132
+  // (43,939,393 ps of work, rounded down), then the remaining 46,060,607 ps at full rate.
+  const std::vector<SmHold> holds{{us(10), us(60), 16}};
+  EXPECT_EQ(shared_end(us(0), us(100), 0, 132, holds), SimTime::ps(106'060'607));
+}
+
+TEST(SharedEnd, HoldsAddUp) {
+  // Two collectives of 16 channels: 100 SMs left; 100 µs of work takes 132 µs.
+  const std::vector<SmHold> holds{{us(0), SimTime::infinite(), 16},
+                                  {us(0), SimTime::infinite(), 16}};
+  EXPECT_EQ(shared_end(us(0), us(100), 0, 132, holds), us(132));
+}
+
+TEST(SharedEnd, AKernelThatFitsBesideTheHoldIsNotSlowed) {
+  const std::vector<SmHold> holds{{us(0), SimTime::infinite(), 16}};
+  EXPECT_EQ(shared_end(us(0), us(20), 116, 132, holds), us(20));
+  // 120 CTAs on 116 free SMs: 116 / 120 of its rate, 116 µs -> 120 µs.
+  EXPECT_EQ(shared_end(us(0), us(116), 120, 132, holds), us(120));
+}
+
+TEST(SharedEnd, HoldsOutsideTheKernelDoNotCount) {
+  const std::vector<SmHold> holds{{us(0), us(10), 16}, {us(50), us(90), 16}};
+  EXPECT_EQ(shared_end(us(10), us(40), 0, 132, holds), us(50));
+}
+
+TEST(SharedEnd, MoreChannelsNeverEndEarlier) {
+  SimTime last = SimTime::zero();
+  for (int channels : {0, 2, 8, 16, 32, 64, 131, 200}) {
+    const std::vector<SmHold> holds{{us(3), us(40), channels}};
+    const SimTime end = shared_end(us(0), us(50), 0, 132, holds);
+    EXPECT_GE(end, last) << channels;
+    last = end;
+  }
+  // Holding every SM leaves one (the kernel still progresses): 3 µs of work, 37 µs at 1/132
+  // (280,303 ps of work), then the remaining 46,719,697 ps from 40 µs.
+  EXPECT_EQ(last, SimTime::ps(86'719'697));
+}
+
+TEST(SharedEnd, NoSmsMeansNoSharing) {
+  const std::vector<SmHold> holds{{us(0), SimTime::infinite(), 16}};
+  EXPECT_EQ(shared_end(us(0), us(20), 0, 0, holds), us(20));
+}
+
+TEST(GpuSharing, OnlyKernelsLaunchedWhileACollectiveIsOpenShareTheGpu) {
+  GpuSharing s(132);
+  EXPECT_FALSE(s.shares(1, 0));
+  s.collective_submitted(7, 1, 0);
+  EXPECT_TRUE(s.shares(1, 0));
+  EXPECT_FALSE(s.shares(1, 1));  // another device of the client
+  EXPECT_FALSE(s.shares(2, 0));  // another client
+  s.collective_ready(7, us(10), 16);
+  s.collective_finished(7, us(50));
+  EXPECT_FALSE(s.shares(1, 0));
+}
+
+TEST(GpuSharing, AKernelIsPlacedFromTheCollectivesLaunchedBeforeIt) {
+  GpuSharing s(132);
+  s.collective_submitted(7, 1, 0);
+  const uint64_t k = s.defer(1, 100, 0, OpDesc{OpKind::kKernel, us(116), std::nullopt, 0, 0}, 0);
+  EXPECT_TRUE(GpuSharing::is_kernel_token(k));
+  EXPECT_FALSE(GpuSharing::is_kernel_token(7));
+  // Launched after the kernel: not beside it.
+  s.collective_submitted(8, 1, 0);
+  s.collective_ready(8, us(0), 64);
+  EXPECT_TRUE(s.next_end().is_infinite());  // not at the head of its stream yet
+  s.kernel_ready(k, us(0));
+  // Collective 7 not ready: as far as is known, the kernel runs alone.
+  EXPECT_EQ(s.next_end(), us(116));
+  s.collective_ready(7, us(0), 16);
+  EXPECT_EQ(s.next_end(), us(132));
+  // It ends at 66 µs: 66 µs at 116/132 (58 µs of work), then 58 µs alone.
+  s.collective_finished(7, us(66));
+  EXPECT_EQ(s.next_end(), us(124));
+  const GpuSharing::Placed p = s.place_next();
+  EXPECT_EQ(p.token, k);
+  EXPECT_EQ(p.client, 1u);
+  EXPECT_EQ(p.stream, 100u);
+  EXPECT_EQ(p.start, us(0));
+  EXPECT_EQ(p.end, us(124));
+  EXPECT_EQ(p.op.cost, us(116));  // the time alone, for the report
+  EXPECT_EQ(s.deferred(), 0u);
+  EXPECT_TRUE(s.next_end().is_infinite());
+}
+
+TEST(GpuSharing, PlacesTheEarliestEndFirst) {
+  GpuSharing s(132);
+  s.collective_submitted(7, 1, 0);
+  s.collective_ready(7, us(0), 16);
+  const uint64_t a = s.defer(1, 100, 0, OpDesc{OpKind::kKernel, us(58), std::nullopt, 0, 0}, 0);
+  const uint64_t b = s.defer(1, 101, 0, OpDesc{OpKind::kKernel, us(29), std::nullopt, 0, 0}, 0);
+  s.kernel_ready(a, us(0));
+  s.kernel_ready(b, us(0));
+  EXPECT_EQ(s.place_next().token, b);  // 29 µs at 116/132: 33 µs
+  EXPECT_EQ(s.place_next().end, us(66));
+}
+
+TEST(GpuSharing, OffWithoutSms) {
+  GpuSharing s(0);
+  s.collective_submitted(7, 1, 0);
+  EXPECT_FALSE(s.shares(1, 0));
+}
+
+}  // namespace
+}  // namespace phantora::sim
