@@ -157,6 +157,84 @@ void BM_BatchWithTrace(benchmark::State& state) {
 }
 BENCHMARK(BM_BatchWithTrace)->MinTime(0.3);
 
+// Launches beside a collective (gpu_sharing.hpp): two ranks on one host each launch an
+// all-reduce of 64 MiB per batch, and rank 0 then its 800 kernels, every one of them deferred
+// until the network has simulated the all-reduce past it. What a deferred launch costs; the
+// argument is the GPU's SMs, 0 turning sharing off (the same records, no kernel deferred).
+void BM_BatchBesideCollective(benchmark::State& state) {
+  FixedCosts costs;
+  SimulationConfig config;
+  config.hosts = 1;
+  config.gpus_per_host = 2;
+  config.gpu_name = "h100";
+  config.device.multiprocessor_count = static_cast<int32_t>(state.range(0));
+  config.token = "bench";
+  Simulation sim(config, costs);
+  std::vector<wire::Reply> replies;
+  ClientId ids[2];
+  // NCCL's stream, non-blocking as PyTorch's stream pool creates it.
+  constexpr uint64_t kCommStream = wire::kFirstUserStream + kStreams;
+  for (int rank = 0; rank < 2; ++rank) {
+    wire::Hello hello;
+    std::memcpy(hello.token, "bench", 5);
+    hello.pid = 100 + rank;
+    ids[rank] = sim.hello(hello).client_id;
+    std::vector<std::byte> b = setup_batch();
+    append(b, wire::RecordType::kStreamCreate,
+           wire::StreamCreate{kCommStream, rank, wire::kStreamNonBlocking, 0, 0}, 0);
+    wire::CommInit init{};
+    init.comm = 1;
+    init.nranks = 2;
+    init.rank = rank;
+    init.device = rank;
+    append(b, wire::RecordType::kCommInit, init, 0);
+    // The init is a request (id 1): its thread does not bound the network until answered.
+    wire::RecordHeader h;
+    const size_t at = b.size() - sizeof(init) - sizeof(h);
+    std::memcpy(&h, b.data() + at, sizeof(h));
+    h.request = 1;
+    h.bound_ps = wire::kNoBound;
+    std::memcpy(b.data() + at, &h, sizeof(h));
+    sim.batch(ids[rank], b, replies);
+  }
+  // Both inits are answered now; each thread says it runs again.
+  for (const ClientId id : ids) {
+    std::vector<std::byte> b;
+    append(b, wire::RecordType::kHostClock, wire::HostClock{1, wire::kHostResumed, 0}, 0);
+    sim.batch(id, b, replies);
+  }
+  struct {
+    wire::CollectiveHeader head;
+    wire::CollectiveOp op;
+  } all_reduce{};
+  all_reduce.head = wire::CollectiveHeader{kCommStream, 0, 1};
+  all_reduce.op.comm = 1;
+  all_reduce.op.kind = wire::CollKind::kAllReduce;
+  all_reduce.op.dtype = wire::DataType::kBF16;
+  all_reduce.op.count = 32u << 20;
+  std::vector<std::byte> batch0, batch1;
+  append(batch0, wire::RecordType::kCollective, all_reduce, 0);
+  const std::vector<std::byte> launches = launch_batch();
+  batch0.insert(batch0.end(), launches.begin(), launches.end());
+  all_reduce.head.device = 1;
+  append(batch1, wire::RecordType::kCollective, all_reduce, 0);
+  const int64_t span = int64_t{kLaunchesPerBatch} * 1'000'000;
+  int64_t shift = 1'000'000'000;  // after the set-up
+  shift_host_times(batch0, shift);
+  shift_host_times(batch1, shift);
+  for (auto _ : state) {
+    sim.batch(ids[0], batch0, replies);
+    sim.batch(ids[1], batch1, replies);
+    state.PauseTiming();
+    shift_host_times(batch0, span);
+    shift_host_times(batch1, span);
+    state.ResumeTiming();
+  }
+  state.SetItemsProcessed(state.iterations() * kLaunchesPerBatch);
+  benchmark::DoNotOptimize(sim.finish().simulated_end);
+}
+BENCHMARK(BM_BatchBesideCollective)->ArgName("sms")->Arg(0)->Arg(132);
+
 }  // namespace
 }  // namespace phantora::sim
 

@@ -54,6 +54,7 @@ void GpuSharing::collective_ready(uint64_t token, SimTime at, int channels) {
   if (it == collectives_.end()) return;
   it->second->ready = at;
   it->second->channels = channels;
+  earliest_.reset();
 }
 
 void GpuSharing::collective_finished(uint64_t token, SimTime end) {
@@ -61,6 +62,7 @@ void GpuSharing::collective_finished(uint64_t token, SimTime end) {
   if (it == collectives_.end()) return;
   it->second->end = end;
   if (!it->second->ready) it->second->ready = end;  // never held an SM
+  earliest_.reset();
   collectives_.erase(it);  // kernels launched beside it keep their reference
   auto dev = device_of_.find(token);
   auto& open = open_[dev->second];
@@ -86,6 +88,7 @@ uint64_t GpuSharing::defer(ClientId client, StreamId stream, int device, const O
 void GpuSharing::kernel_ready(uint64_t token, SimTime start) {
   kernels_.at(token).start = start;
   started_.push_back(token);
+  earliest_.reset();
 }
 
 SimTime GpuSharing::provisional_end(const Kernel& k) const {
@@ -98,29 +101,31 @@ SimTime GpuSharing::provisional_end(const Kernel& k) const {
   return shared_end(*k.start, k.op.cost, k.ctas, sms_, holds);
 }
 
+const GpuSharing::Earliest& GpuSharing::earliest() const {
+  if (earliest_) return *earliest_;
+  // The earliest end; among equal ends the lowest token, so that the choice is deterministic.
+  Earliest e;
+  for (size_t i = 0; i < started_.size(); ++i) {
+    const SimTime end = provisional_end(kernels_.at(started_[i]));
+    if (end < e.end || (end == e.end && started_[i] < started_[e.at])) e = Earliest{i, end};
+  }
+  earliest_ = e;
+  return *earliest_;
+}
+
 SimTime GpuSharing::next_end() const {
-  SimTime best = SimTime::infinite();
-  for (const uint64_t token : started_) best = std::min(best, provisional_end(kernels_.at(token)));
-  return best;
+  return earliest().end;
 }
 
 GpuSharing::Placed GpuSharing::place_next() {
   if (started_.empty()) throw std::logic_error("GpuSharing::place_next: no started kernel");
-  // The earliest end; among equal ends the lowest token, so that the choice is deterministic.
-  auto best = started_.end();
-  SimTime best_end = SimTime::infinite();
-  for (auto it = started_.begin(); it != started_.end(); ++it) {
-    const SimTime end = provisional_end(kernels_.at(*it));
-    if (best == started_.end() || end < best_end || (end == best_end && *it < *best)) {
-      best = it;
-      best_end = end;
-    }
-  }
-  const uint64_t token = *best;
-  started_.erase(best);
+  const Earliest e = earliest();
+  const uint64_t token = started_[e.at];
+  started_.erase(started_.begin() + static_cast<std::ptrdiff_t>(e.at));
+  earliest_.reset();
   auto node = kernels_.extract(token);
   const Kernel& k = node.mapped();
-  return Placed{k.client, k.stream, token, *k.start, best_end, k.op};
+  return Placed{k.client, k.stream, token, *k.start, e.end, k.op};
 }
 
 }  // namespace phantora::sim

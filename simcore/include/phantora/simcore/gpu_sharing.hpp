@@ -109,14 +109,22 @@ class GpuSharing {
     auto operator<=>(const DeviceKey&) const = default;
   };
   SimTime provisional_end(const Kernel& k) const;
+  // The started kernel that ends first and its end, from what is known now; kept until
+  // something it depends on changes (next_end and place_next ask in turn for every kernel).
+  struct Earliest {
+    size_t at = 0;  // index in started_
+    SimTime end = SimTime::infinite();
+  };
+  const Earliest& earliest() const;
 
   int sms_;
   uint64_t next_kernel_ = 1;
   std::map<uint64_t, std::shared_ptr<Collective>> collectives_;  // by token, until ended
   std::map<DeviceKey, std::vector<uint64_t>> open_;              // tokens of unended ones
   std::map<uint64_t, DeviceKey> device_of_;
-  std::map<uint64_t, Kernel> kernels_;  // by token, until placed
-  std::vector<uint64_t> started_;       // those at the head of their stream (one per stream)
+  std::map<uint64_t, Kernel> kernels_;        // by token, until placed
+  std::vector<uint64_t> started_;             // those at the head of their stream (one per stream)
+  mutable std::optional<Earliest> earliest_;  // reset by every change
 };
 
 }  // namespace phantora::sim
