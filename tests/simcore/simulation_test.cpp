@@ -180,11 +180,43 @@ wire::Hello hello_for(int host, const std::string& token = "sekrit", int rank = 
   return h;
 }
 
-class SimulationTest : public ::testing::Test {
+// A Simulation driven by hand-built batches, answering as the shim does.
+class DrivenSimulation : public ::testing::Test {
  protected:
-  SimulationTest() : sim(config(), costs) {
+  explicit DrivenSimulation(SimulationConfig config) : sim(std::move(config), costs) {
     sim.set_reply_sink([this](ClientId id, const wire::Reply& r) { woken.emplace_back(id, r); });
   }
+
+  // Applies a batch; returns the replies. As the shim does, each thread woken by a reply then
+  // says it runs again (wire::kHostResumed), so that the reply no longer bounds its client.
+  // Every reply, in this batch or a later one, is kept in `answered`.
+  std::vector<wire::Reply> run(ClientId id, const Batch& b) {
+    std::vector<wire::Reply> replies;
+    sim.batch(id, b.bytes(), replies);
+    for (const wire::Reply& r : replies) woken.emplace_back(id, r);
+    while (!woken.empty()) {
+      const auto [client, r] = woken.front();
+      woken.erase(woken.begin());
+      answered[{client, r.request}] = SimTime::ps(r.time_ps);
+      const wire::HostClock resumed{r.request, wire::kHostResumed, 0};
+      Batch ack;
+      ack.raw(RecordType::kHostClock, &resumed, sizeof(resumed), 0, 0, r.time_ps);
+      std::vector<wire::Reply> none;
+      sim.batch(client, ack.bytes(), none);
+      for (const wire::Reply& more : none) woken.emplace_back(client, more);
+    }
+    return replies;
+  }
+
+  FixedCosts costs;
+  Simulation sim;
+  std::vector<std::pair<ClientId, wire::Reply>> woken;        // replies not yet taken up
+  std::map<std::pair<ClientId, uint64_t>, SimTime> answered;  // by client and request
+};
+
+class SimulationTest : public DrivenSimulation {
+ protected:
+  SimulationTest() : DrivenSimulation(config()) {}
 
   static SimulationConfig config() {
     SimulationConfig c;
@@ -202,24 +234,6 @@ class SimulationTest : public ::testing::Test {
 
   ClientId connect(int host = 0) { return sim.hello(hello_for(host)).client_id; }
 
-  // Applies a batch; returns the replies. As the shim does, each thread woken by a reply then
-  // says it runs again (wire::kHostResumed), so that the reply no longer bounds its client.
-  std::vector<wire::Reply> run(ClientId id, const Batch& b) {
-    std::vector<wire::Reply> replies;
-    sim.batch(id, b.bytes(), replies);
-    for (const wire::Reply& r : replies) woken.emplace_back(id, r);
-    while (!woken.empty()) {
-      const auto [client, r] = woken.front();
-      woken.erase(woken.begin());
-      const wire::HostClock resumed{r.request, wire::kHostResumed, 0};
-      Batch ack;
-      ack.raw(RecordType::kHostClock, &resumed, sizeof(resumed), 0, 0, r.time_ps);
-      std::vector<wire::Reply> none;
-      sim.batch(client, ack.bytes(), none);
-      for (const wire::Reply& more : none) woken.emplace_back(client, more);
-    }
-    return replies;
-  }
   // The reply time of a batch expected to answer exactly one request.
   SimTime answer(ClientId id, const Batch& b) {
     auto r = run(id, b);
@@ -228,10 +242,6 @@ class SimulationTest : public ::testing::Test {
     EXPECT_EQ(r[0].status, wire::ReplyStatus::kOk);
     return SimTime::ps(r[0].time_ps);
   }
-
-  FixedCosts costs;
-  Simulation sim;
-  std::vector<std::pair<ClientId, wire::Reply>> woken;  // replies not yet taken up
 };
 
 // --- hello ------------------------------------------------------------------------------
@@ -815,11 +825,9 @@ TEST_F(MalformedTest, DuplicateStreamCreate) {
 
 // Two ranks on one H100 host: rank 0 launches an all-reduce of 1 GiB on one stream and a kernel
 // (20 µs alone) on another; the kernel runs on the SMs the all-reduce's channels leave.
-class SharingTest : public ::testing::Test {
+class SharingTest : public DrivenSimulation {
  protected:
-  SharingTest() : sim(config(), costs) {
-    sim.set_reply_sink([this](ClientId id, const wire::Reply& r) { woken.emplace_back(id, r); });
-  }
+  SharingTest() : DrivenSimulation(config()) {}
   static SimulationConfig config() {
     SimulationConfig c;
     c.hosts = 1;
@@ -838,24 +846,6 @@ class SharingTest : public ::testing::Test {
     wire::Hello h = hello_for(0, "sekrit", rank);
     h.pid = 2000 + rank;
     return sim.hello(h).client_id;
-  }
-  // Applies a batch; keeps every reply (in the batch's or later) by client and request, and
-  // says the woken thread runs again, as the shim does.
-  void run(ClientId id, const Batch& b) {
-    std::vector<wire::Reply> replies;
-    sim.batch(id, b.bytes(), replies);
-    for (const wire::Reply& r : replies) woken.emplace_back(id, r);
-    while (!woken.empty()) {
-      const auto [client, r] = woken.front();
-      woken.erase(woken.begin());
-      answered[{client, r.request}] = SimTime::ps(r.time_ps);
-      const wire::HostClock resumed{r.request, wire::kHostResumed, 0};
-      Batch ack;
-      ack.raw(RecordType::kHostClock, &resumed, sizeof(resumed), 0, 0, r.time_ps);
-      std::vector<wire::Reply> more;
-      sim.batch(client, ack.bytes(), more);
-      for (const wire::Reply& m : more) woken.emplace_back(client, m);
-    }
   }
   static Batch join(int rank) {
     wire::CommInit init{};
@@ -920,11 +910,6 @@ class SharingTest : public ::testing::Test {
     const net::CollectiveRequest r{net::CollOp::AllReduce, {0, 1}, Bytes(kBytes), 0, {}};
     return net::plan_collective(sim.network().topology(), r).channels;
   }
-
-  FixedCosts costs;
-  Simulation sim;
-  std::vector<std::pair<ClientId, wire::Reply>> woken;
-  std::map<std::pair<ClientId, uint64_t>, SimTime> answered;
 };
 
 TEST_F(SharingTest, AKernelLaunchedAfterACollectiveRunsOnTheSmsItLeaves) {
