@@ -561,6 +561,31 @@ def case_host_timing():
             within(host_us, event_us, 0.02, label)
 
 
+def case_overlap():
+    # Kernels beside a collective (docs/cost-model.md, "Sharing the GPU with NCCL"): 20 kernels
+    # of one CTA per SM on GPU 0's compute stream, timed with CUDA events alone and then while a
+    # 1 GiB all-reduce over both GPUs runs. NCCL holds one SM per channel of the all-reduce's
+    # plan (its trace span's `channels`), so the same kernels take SMs / (SMs - channels) times
+    # as long (each rounded up to the picosecond); the report counts them and the time added.
+    r = run("overlap", [prog("overlap"), "-r", "20"],
+            flags=["--hosts", "1", "--gpus-per-host", "2", "--gpu", "h100", "--cpu-time", "zero"],
+            timeout=60)
+    rows = [line.split() for line in r.stdout.splitlines() if len(line.split()) == 3]
+    if not check(len(rows) == 1 and r.report is not None, "one result line and a report"):
+        return
+    sms, alone, beside = int(rows[0][0]), float(rows[0][1]), float(rows[0][2])
+    reduces = [s for s in r.spans() if s["name"] == "ncclAllReduce"]
+    check(len(reduces) == 2, f"one all-reduce span per GPU ({len(reduces)})")
+    channels = reduces[0]["args"].get("channels", 0) if reduces else 0
+    check(0 < channels < sms, f"the all-reduce holds some of the {sms} SMs ({channels} channels)")
+    check(min(s["dur"] for s in reduces) > beside, "the all-reduce outlasts the kernels")
+    within(beside, alone * sms / (sms - channels), 0.001,
+           f"20 kernels beside {channels} channels of {sms} SMs (us)")
+    shared = r.report["gpu_time"]["shared_with_nccl"]
+    check(shared["kernels"] == 20, f"report: 20 kernels beside NCCL ({shared['kernels']})")
+    within(shared["added_s"] * 1e6, beside - alone, 0.001, "report: time added beside NCCL (us)")
+
+
 def span_clusters(spans):
     """Collective spans grouped by start time, in order."""
     by_ts = {}
@@ -685,6 +710,7 @@ CASES = {
     "crash_after_init": lambda: case_crash_after_init("init_crash", "killed by SIGABRT"),
     "exit_after_init": lambda: case_crash_after_init("init_exit", "exited with status 3"),
     "host_timing": case_host_timing,
+    "overlap": case_overlap,
     "comm_init_all": case_comm_init_all,
     "comm_split": case_comm_split,
     "comm_split_grouped": case_comm_split_grouped,
