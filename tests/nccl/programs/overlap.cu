@@ -56,8 +56,8 @@ int main(int argc, char** argv) {
   const double alone_us = timed_kernels();
   NCCL_CHECK(ncclGroupStart());
   for (int g = 0; g < gpus; ++g) {
-    NCCL_CHECK(ncclAllReduce(bufs[g], bufs[g], bytes / sizeof(float), ncclFloat, ncclSum,
-                             comms[g], nccl_streams[g]));
+    NCCL_CHECK(ncclAllReduce(bufs[g], bufs[g], bytes / sizeof(float), ncclFloat, ncclSum, comms[g],
+                             nccl_streams[g]));
   }
   NCCL_CHECK(ncclGroupEnd());
   CUDA_CHECK(cudaSetDevice(0));
