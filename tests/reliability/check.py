@@ -224,14 +224,20 @@ def case_determinism():
     # --cpu-time model: host time advances by a fixed cost per call, so the whole simulation is
     # a function of the job's call sequence. N runs of the 2 x 2 DDP-like job (4 ranks, compute
     # overlapping bucketed all-reduces) while other processes load every core must agree to the
-    # picosecond, in report.json and in every rank's CUDA-event timings.
+    # picosecond, in report.json and in every rank's CUDA-event timings. The compute kernels
+    # have one CTA per SM, so those beside an all-reduce wait for the network's clock and run on
+    # the SMs it leaves (docs/cost-model.md, "Sharing the GPU with NCCL"): their ends too must
+    # not depend on which rank reaches the daemon first.
     runs = []
     with cpu_load(60 * ARGS.runs):
         for i in range(ARGS.runs):
             work = workdir(f"determinism/{i}")
             runs.append(run(f"determinism run {i}", TWO_BY_TWO + pinned() + ["--cpu-time", "model"],
-                            job(work, "-n", "6", "-k", "4", "-s", "64M"),
+                            job(work, "-n", "6", "-k", "4", "-s", "64M", "-g", "132"),
                             out=os.path.join(work, "out")))
+    shared = [(r.report or {}).get("gpu_time", {}).get("shared_with_nccl", {}).get("kernels", 0)
+              for r in runs]
+    check(all(n > 0 for n in shared), f"kernels ran beside the all-reduces in every run ({shared})")
     times = [r.sim_ps() for r in runs]
     print("simulated_time_ps:", times)
     check(all(t is not None and t > 0 for t in times), "every run has a simulated time")

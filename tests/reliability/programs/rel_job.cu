@@ -5,7 +5,7 @@
 // waits for the last bucket.
 //
 //   rel_job -u DIR [-m world|rails] [-s bytes] [-n steps] [-k kernels per step]
-//           [-d RANK:MS] [-w] [-p MS] [-x]
+//           [-d RANK:MS] [-w] [-p MS] [-x] [-g CTAS]
 //
 //   -m world   one communicator of every rank (default)
 //      rails   one communicator per local GPU index (GPU 0 of every host, GPU 1 of every
@@ -17,6 +17,8 @@
 //              rank 0's step needs the network to advance while rank 1 waits
 //   -p MS      every step also spins MS ms of real CPU time (keeps a run going for fault tests)
 //   -x         print "rank R pid P" first and "rank R step I" after each step (flushed)
+//   -g CTAS    launch each compute kernel with CTAS blocks (default 1: it fits beside NCCL's
+//              CTAs; one per SM or more: it runs on the SMs an all-reduce leaves)
 //
 // Output (every rank): "rank R step_us <mean simulated us per step>", "rank R total_us <us>".
 // The unique ids go through files in DIR (rank 0 or the host-0 rank publishes).
@@ -47,10 +49,10 @@ static void spin_ms(int ms) {
 int main(int argc, char** argv) {
   std::string dir = ".", mode = "world";
   size_t bytes = 64 << 20;
-  int steps = 4, kernels = 2, delay_rank = -1, delay_ms = 0, spin = 0;
+  int steps = 4, kernels = 2, delay_rank = -1, delay_ms = 0, spin = 0, ctas = 1;
   bool invisible_wait = false, verbose = false;
   int opt;
-  while ((opt = getopt(argc, argv, "u:m:s:n:k:d:wp:x")) != -1) {
+  while ((opt = getopt(argc, argv, "u:m:s:n:k:d:wp:xg:")) != -1) {
     switch (opt) {
       case 'u':
         dir = optarg;
@@ -78,6 +80,9 @@ int main(int argc, char** argv) {
         break;
       case 'x':
         verbose = true;
+        break;
+      case 'g':
+        ctas = std::atoi(optarg);
         break;
       default:
         return 2;
@@ -134,7 +139,7 @@ int main(int argc, char** argv) {
     // first kernel) waits for every bucket.
     const size_t bucket = count / kernels;
     for (int k = 0; k < kernels; ++k) {
-      rel_compute<<<1, 32, 0, compute>>>(grad);
+      rel_compute<<<ctas, 32, 0, compute>>>(grad);
       CUDA_CHECK(cudaEventRecord(grads_ready, compute));
       CUDA_CHECK(cudaStreamWaitEvent(comms, grads_ready, 0));
       NCCL_CHECK(ncclAllReduce(grad + k * bucket, grad + k * bucket, bucket, ncclFloat, ncclSum,
