@@ -20,7 +20,7 @@
 // reach the daemon does not matter.
 //
 // Not modelled: HBM bandwidth NCCL's copies take from memory-bound kernels, and the collective's
-// own slowdown by the compute beside it (docs/cost-model.md, "Sharing the GPU").
+// own slowdown by the compute beside it (docs/cost-model.md, "Sharing the GPU with NCCL").
 #pragma once
 
 #include <compare>
