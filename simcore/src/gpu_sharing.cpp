@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include <fmt/format.h>
-
 namespace phantora::sim {
 
 SimTime shared_end(SimTime start, SimTime alone, uint32_t ctas, int sms,
@@ -44,9 +42,10 @@ GpuSharing::~GpuSharing() = default;
 
 void GpuSharing::collective_submitted(uint64_t token, ClientId client, int device) {
   if (sms_ <= 0) return;
-  collectives_[token] = std::make_shared<Collective>();
+  auto c = std::make_shared<Collective>();
+  c->device = {client, device};
+  collectives_[token] = std::move(c);
   open_[{client, device}].push_back(token);
-  device_of_.emplace(token, DeviceKey{client, device});
 }
 
 void GpuSharing::collective_ready(uint64_t token, SimTime at, int channels) {
@@ -63,12 +62,11 @@ void GpuSharing::collective_finished(uint64_t token, SimTime end) {
   it->second->end = end;
   if (!it->second->ready) it->second->ready = end;  // never held an SM
   earliest_.reset();
+  const DeviceKey device = it->second->device;
   collectives_.erase(it);  // kernels launched beside it keep their reference
-  auto dev = device_of_.find(token);
-  auto& open = open_[dev->second];
+  auto& open = open_.at(device);
   open.erase(std::find(open.begin(), open.end(), token));
-  if (open.empty()) open_.erase(dev->second);
-  device_of_.erase(dev);
+  if (open.empty()) open_.erase(device);
 }
 
 bool GpuSharing::shares(ClientId client, int device) const {

@@ -90,7 +90,13 @@ class GpuSharing {
 
  private:
   static constexpr uint64_t kKernelTokenBit = uint64_t{1} << 63;
+  struct DeviceKey {
+    ClientId client;
+    int device;
+    auto operator<=>(const DeviceKey&) const = default;
+  };
   struct Collective {
+    DeviceKey device;  // the launching process and its device
     std::optional<SimTime> ready;
     SimTime end = SimTime::infinite();
     int channels = 0;
@@ -102,11 +108,6 @@ class GpuSharing {
     uint32_t ctas = 0;
     std::optional<SimTime> start;
     std::vector<std::shared_ptr<const Collective>> beside;  // launched before it, not ended
-  };
-  struct DeviceKey {
-    ClientId client;
-    int device;
-    auto operator<=>(const DeviceKey&) const = default;
   };
   SimTime provisional_end(const Kernel& k) const;
   // The started kernel that ends first and its end, from what is known now; kept until
@@ -121,8 +122,7 @@ class GpuSharing {
   uint64_t next_kernel_ = 1;
   std::map<uint64_t, std::shared_ptr<Collective>> collectives_;  // by token, until ended
   std::map<DeviceKey, std::vector<uint64_t>> open_;              // tokens of unended ones
-  std::map<uint64_t, DeviceKey> device_of_;
-  std::map<uint64_t, Kernel> kernels_;        // by token, until placed
+  std::map<uint64_t, Kernel> kernels_;                           // by token, until placed
   std::vector<uint64_t> started_;             // those at the head of their stream (one per stream)
   mutable std::optional<Earliest> earliest_;  // reset by every change
 };
