@@ -101,6 +101,7 @@ nlohmann::json make_report(const SimulationConfig& config, const RunStats& stats
   r["helper_processes"] = helpers;
 
   json gpus = json::array();
+  SimTime streams_overlap;
   for (size_t g = 0; g < stats.gpus.size(); ++g) {
     const GpuStats& s = stats.gpus[g];
     gpus.push_back({{"gpu", g},
@@ -109,7 +110,9 @@ nlohmann::json make_report(const SimulationConfig& config, const RunStats& stats
                     {"peak_memory_bytes", s.peak_memory},
                     {"busy_s", s.busy.as_seconds()},
                     {"communication_s", s.communication.as_seconds()},
-                    {"exposed_communication_s", s.exposed_communication.as_seconds()}});
+                    {"exposed_communication_s", s.exposed_communication.as_seconds()},
+                    {"streams_overlap_s", s.streams_overlap.as_seconds()}});
+    streams_overlap += s.streams_overlap;
   }
   r["gpus"] = gpus;
 
@@ -127,7 +130,8 @@ nlohmann::json make_report(const SimulationConfig& config, const RunStats& stats
                    {"by_source", by_source},
                    {"shared_with_nccl",
                     {{"kernels", stats.kernels_shared_with_nccl},
-                     {"added_s", stats.shared_with_nccl.as_seconds()}}}};
+                     {"added_s", stats.shared_with_nccl.as_seconds()}}},
+                   {"streams_overlap_s", streams_overlap.as_seconds()}};
 
   json counts = json::object();
   for (const auto& [kind, n] : stats.op_counts) counts[to_string(kind)] = n;
@@ -276,6 +280,11 @@ std::string summary_table(const nlohmann::json& r) {
          fmt::format("{} kernels, {} longer than alone (NCCL's CTAs held SMs)",
                      shared["kernels"].get<uint64_t>(),
                      human_time(shared["added_s"].get<double>())));
+  }
+  if (const double overlap = r["gpu_time"].value("streams_overlap_s", 0.0); overlap > 0) {
+    line("kernels on parallel streams",
+         fmt::format("{} of kernel time beside another stream's kernels, each priced alone",
+                     human_time(overlap)));
   }
   const auto& comm = r["communication"];
   if (!comm["operations"].empty()) {

@@ -1,12 +1,15 @@
 // The run's statistics, kept as operations complete: op counts, the simulated end, each GPU's
-// busy time and its compute and communication intervals (for exposed communication), GPU time
-// by cost source, and per-kernel totals, merged by kernel name at the end.
+// busy time and its compute and communication intervals (for exposed communication and for the
+// overlap of its streams' kernels), GPU time by cost source, and per-kernel totals, merged by
+// kernel name at the end.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -27,7 +30,7 @@ class RunAccounting {
   void on_op(const CompletedOp& op, int gpu);
 
   // Fills the per-kernel totals (each named by `kernel_name(client, label)`) and each GPU's
-  // communication and exposed communication.
+  // communication, exposed communication and overlap of its streams.
   void finish(const std::function<const std::string&(ClientId, uint32_t)>& kernel_name);
 
  private:
@@ -43,6 +46,8 @@ class RunAccounting {
   RunStats stats_;
   std::vector<IntervalUnion> comm_time_;
   std::vector<IntervalUnion> compute_time_;
+  // The same per stream: a GPU's streams add up to more than its union when they overlap.
+  std::map<std::tuple<int, ClientId, StreamId>, IntervalUnion> stream_compute_time_;
   std::unordered_map<uint64_t, KernelTally> kernels_;  // by key(client, label)
 };
 

@@ -328,6 +328,29 @@ TEST_F(SimulationTest, TwoStreamsOverlapAndLegacyStreamJoinsThem) {
   EXPECT_EQ(r[1].time_ps, ps_us(29));
 }
 
+TEST_F(SimulationTest, StreamsOverlapCountsKernelTimeBesideAnotherStream) {
+  // Non-blocking streams on device 0: a (10 µs) twice on s1, 4 → 14 → 24; b (20 µs) on s2,
+  // 4 → 24. Each stream is busy 20 µs, the GPU 20 µs: 20 µs ran beside another stream. On
+  // device 1 one stream only: a 4 → 14, then b 14 → 34, no overlap.
+  const ClientId c = connect();
+  Batch b;
+  b.kernel(1, "_Z1av").kernel(2, "_Z1bv");
+  b.stream(kS1, 0, wire::kStreamNonBlocking).stream(kS2, 0, wire::kStreamNonBlocking);
+  b.launch(1, kS1).launch(2, kS2).launch(1, kS1);
+  b.launch(1, kLegacy1, 0, 1).launch(2, kLegacy1, 0, 1);
+  b.device_sync(0, 1).device_sync(1, 2);
+  run(c, b);
+  const RunStats& s = sim.finish();
+  EXPECT_EQ(s.gpus[0].busy, us(40));
+  EXPECT_EQ(s.gpus[0].streams_overlap, us(20));
+  EXPECT_EQ(s.gpus[1].busy, us(30));
+  EXPECT_EQ(s.gpus[1].streams_overlap, SimTime::zero());
+  const nlohmann::json r = make_report(config(), s, RunOutcome{});
+  EXPECT_DOUBLE_EQ(r["gpu_time"]["streams_overlap_s"].get<double>(), 20e-6);
+  EXPECT_DOUBLE_EQ(r["gpus"][0]["streams_overlap_s"].get<double>(), 20e-6);
+  EXPECT_NE(summary_table(r).find("kernels on parallel streams"), std::string::npos);
+}
+
 TEST_F(SimulationTest, CrossStreamEventWaitDelaysTheWaiter) {
   const ClientId c = connect();
   Batch b;

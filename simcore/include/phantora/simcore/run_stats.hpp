@@ -31,6 +31,10 @@ struct GpuStats {
   SimTime busy;                   // sum of operation durations on this GPU
   SimTime communication;          // time with a collective in flight
   SimTime exposed_communication;  // ... while no kernel ran: what overlap did not hide
+  // Kernel time that ran while a kernel of another stream also ran on this GPU, beyond the
+  // first stream: each is priced as if it had the SMs alone (compute beside compute is not
+  // shared, docs/cost-model.md), so serialising them could add at most this much busy time.
+  SimTime streams_overlap;
 };
 
 struct KernelStats {
