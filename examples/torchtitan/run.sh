@@ -18,6 +18,8 @@
 #                   the per-expert token counts, balanced; IMBALANCE=s (phantora run
 #                   --moe-imbalance) skews them (docs/frameworks/torchtitan.md)
 #   llama3-8b       Llama 3 8B, FSDP2, local batch 2 x 8192, selective AC, 1 host x 8 H100
+#   llama2-13b      Llama 2 13B (llama2_13b.py), FSDP2, local batch 2 x 4096, selective AC,
+#                   1 host x 8 A100 80 GB: TorchTitan's published A100 table of 2024
 #   llama3-70b      Llama 3 70B, TP 8 x FSDP2 2, local batch 8 x 8192, full AC, 2 hosts x 8 H100
 #
 # Environment: PHANTORA (default build/tools/phantora), GPU (phantora's --gpu instead of the
@@ -69,6 +71,8 @@ case $preset in
                  opts=(--parallelism.expert-parallel-degree 2) ;;
   llama3-8b)     hosts=1 gpus=8 gpu=h100 config=llama3_8b ac=selective
                  opts=(--training.local-batch-size 2) ;;
+  llama2-13b)    hosts=1 gpus=8 gpu=a100-80gb module=examples.torchtitan.llama2_13b config=llama2_13b
+                 ac=selective opts=() ;;
   llama3-70b)    hosts=2 gpus=8 gpu=h100 config=llama3_70b ac=full
                  opts=(--parallelism.tensor-parallel-degree 8) ;;
   *) echo "run.sh: unknown preset '$preset' (see the header of $0)" >&2; exit 2 ;;
