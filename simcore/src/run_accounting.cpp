@@ -5,7 +5,8 @@
 
 namespace phantora::sim {
 
-RunAccounting::RunAccounting(size_t gpus) : comm_time_(gpus), compute_time_(gpus) {
+RunAccounting::RunAccounting(size_t gpus)
+    : comm_time_(gpus), compute_time_(gpus), compute_sum_(gpus) {
   stats_.gpus.resize(gpus);
 }
 
@@ -20,7 +21,7 @@ void RunAccounting::on_op(const CompletedOp& op, int gpu) {
   }
   if (op.desc.kind == OpKind::kKernel || op.desc.kind == OpKind::kGraph) {
     compute_time_[gpu].add(op.start, op.end);
-    stream_compute_time_[{gpu, op.client, op.stream}].add(op.start, op.end);
+    compute_sum_[gpu] += duration;
   }
   if (op.desc.source) stats_.gpu_time_by_source[*op.desc.source] += duration;
   if (op.desc.kind == OpKind::kKernel) {
@@ -47,13 +48,10 @@ void RunAccounting::finish(
     total.total += tally.total;
     total.source = tally.source;
   }
-  std::vector<SimTime> by_stream(stats_.gpus.size());  // sum of each stream's compute time
-  for (auto& [key, stream] : stream_compute_time_)
-    by_stream[static_cast<size_t>(std::get<0>(key))] += stream.total();
   for (size_t g = 0; g < stats_.gpus.size(); ++g) {
     stats_.gpus[g].communication = comm_time_[g].total();
     stats_.gpus[g].exposed_communication = comm_time_[g].minus(compute_time_[g]);
-    stats_.gpus[g].streams_overlap = by_stream[g] - compute_time_[g].total();
+    stats_.gpus[g].streams_overlap = compute_sum_[g] - compute_time_[g].total();
   }
 }
 

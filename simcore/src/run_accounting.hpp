@@ -6,10 +6,8 @@
 
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <optional>
 #include <string>
-#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -46,8 +44,9 @@ class RunAccounting {
   RunStats stats_;
   std::vector<IntervalUnion> comm_time_;
   std::vector<IntervalUnion> compute_time_;
-  // The same per stream: a GPU's streams add up to more than its union when they overlap.
-  std::map<std::tuple<int, ClientId, StreamId>, IntervalUnion> stream_compute_time_;
+  // The same operations' durations summed: the operations of one stream never overlap, so this
+  // is the sum of each stream's busy time, more than the union when streams overlap.
+  std::vector<SimTime> compute_sum_;
   std::unordered_map<uint64_t, KernelTally> kernels_;  // by key(client, label)
 };
 
