@@ -65,6 +65,33 @@ double gemm_flops(const GemmDesc& d) {
          static_cast<double>(d.batch);
 }
 
+double hbm_plateau_bytes_per_s(const GpuPreset& gpu, const ModelParams& params) {
+  return gpu.perf.hbm.as_bytes_per_s() * params.for_gpu(gpu.key).memory_efficiency;
+}
+
+double hbm_bytes(const GemmDesc& d) {
+  const double m = static_cast<double>(d.m), n = static_cast<double>(d.n);
+  const double k = static_cast<double>(d.k);
+  const double c_passes = d.accumulate ? 2.0 : 1.0;
+  return static_cast<double>(d.batch) * (m * k * static_cast<double>(dtype_bytes(d.a)) +
+                                         k * n * static_cast<double>(dtype_bytes(d.b)) +
+                                         m * n * static_cast<double>(dtype_bytes(d.c)) * c_passes);
+}
+
+double hbm_bytes(const AttentionDesc& d) {
+  // Forward reads Q, K, V and writes O and the log-sum-exp (f32); backward reads Q, K, V, O,
+  // dO and the log-sum-exp, and writes dQ, dK, dV.
+  const double elem = static_cast<double>(dtype_bytes(d.dtype));
+  const double q = static_cast<double>(d.batch * d.heads_q * d.seq_q * d.head_dim) * elem;
+  const double kv = static_cast<double>(d.batch * d.heads_kv * d.seq_k * d.head_dim) * elem;
+  const double lse = 4.0 * static_cast<double>(d.batch * d.heads_q * d.seq_q);
+  return d.backward ? 4 * q + 4 * kv + lse : 2 * q + 2 * kv + lse;
+}
+
+double hbm_bytes(const MemoryOpDesc& d) {
+  return static_cast<double>(d.bytes_read) + static_cast<double>(d.bytes_written);
+}
+
 Estimate gemm_estimate(const GemmDesc& d, const GpuPreset& gpu, const ModelParams& params) {
   const ModelParams::PerGpu& eff = params.for_gpu(gpu.key);
   Estimate e;
@@ -94,13 +121,8 @@ Estimate gemm_estimate(const GemmDesc& d, const GpuPreset& gpu, const ModelParam
                             static_cast<double>(params.gemm_tile_n) * padded_k / k_slices;
   const double compute_s = e.waves * tile_flops / (rate / sms);
 
-  const double m = static_cast<double>(d.m), n = static_cast<double>(d.n);
-  const double k = static_cast<double>(d.k);
-  const double c_passes = d.accumulate ? 2.0 : 1.0;
-  e.bytes = batch * (m * k * static_cast<double>(dtype_bytes(d.a)) +
-                     k * n * static_cast<double>(dtype_bytes(d.b)) +
-                     m * n * static_cast<double>(dtype_bytes(d.c)) * c_passes);
-  const double memory_s = e.bytes / (gpu.perf.hbm.as_bytes_per_s() * eff.memory_efficiency);
+  e.bytes = hbm_bytes(d);
+  const double memory_s = e.bytes / hbm_plateau_bytes_per_s(gpu, params);
 
   e.compute_us = compute_s * 1e6;
   e.memory_us = memory_s * 1e6;
@@ -186,14 +208,8 @@ Estimate attention_estimate(const AttentionDesc& d, const GpuPreset& gpu,
                        attention_loop_work(d, params.attention_tile_q, curve.s0);
   const double compute_s = steps * flops_per_step / rate / fill(tiles, gpu);
 
-  // Forward reads Q, K, V and writes O and the log-sum-exp (f32); backward reads Q, K, V, O,
-  // dO and the log-sum-exp, and writes dQ, dK, dV.
-  const double elem = static_cast<double>(dtype_bytes(d.dtype));
-  const double q = static_cast<double>(d.batch * d.heads_q * d.seq_q * d.head_dim) * elem;
-  const double kv = static_cast<double>(d.batch * d.heads_kv * d.seq_k * d.head_dim) * elem;
-  const double lse = 4.0 * static_cast<double>(d.batch * d.heads_q * d.seq_q);
-  e.bytes = d.backward ? 4 * q + 4 * kv + lse : 2 * q + 2 * kv + lse;
-  const double memory_s = e.bytes / (gpu.perf.hbm.as_bytes_per_s() * eff.memory_efficiency);
+  e.bytes = hbm_bytes(d);
+  const double memory_s = e.bytes / hbm_plateau_bytes_per_s(gpu, params);
 
   e.compute_us = compute_s * 1e6;
   e.memory_us = memory_s * 1e6;
@@ -203,10 +219,9 @@ Estimate attention_estimate(const AttentionDesc& d, const GpuPreset& gpu,
 
 Estimate memory_op_estimate(const MemoryOpDesc& d, const GpuPreset& gpu,
                             const ModelParams& params) {
-  const ModelParams::PerGpu& eff = params.for_gpu(gpu.key);
   Estimate e;
-  e.bytes = static_cast<double>(d.bytes_read) + static_cast<double>(d.bytes_written);
-  const double memory_s = e.bytes / (gpu.perf.hbm.as_bytes_per_s() * eff.memory_efficiency);
+  e.bytes = hbm_bytes(d);
+  const double memory_s = e.bytes / hbm_plateau_bytes_per_s(gpu, params);
   e.memory_us = memory_s * 1e6;
   e.duration = params.memory_floor + seconds(memory_s);
   return e;

@@ -96,13 +96,13 @@ namespace {
 // A row prices its operation by its back-to-back time where it has one: a training step runs
 // its kernels back to back, and the event pair around a lone launch adds its own overhead to a
 // short kernel (docs/kernels-db.md, "Back to back").
-KernelCost from_db(const DbEntry& e, std::string signature) {
+KernelCost from_db(const DbEntry& e, std::string signature, double hbm_bytes = 0) {
   const CostSource source =
       e.source == EntrySource::kPinned ? CostSource::kPinned : CostSource::kMeasured;
   const double us = e.back_to_back ? e.back_to_back->per_launch.mean_us : e.stats.mean_us;
   // Never zero: a measured duration rounds up to at least one picosecond.
   const SimTime t = std::max(SimTime::us(us), SimTime::ps(1));
-  return {t, source, std::move(signature)};
+  return {t, source, std::move(signature), hbm_bytes};
 }
 
 }  // namespace
@@ -115,19 +115,22 @@ void CostModel::note_repeat(const std::string& signature, SimTime duration, Cost
 }
 
 KernelCost CostModel::modelled(std::string signature, SimTime duration, CostSource source,
-                               const GpuPreset& gpu) const {
+                               const GpuPreset& gpu, double hbm_bytes) const {
   missing_.note(gpu.key, signature, duration);
-  return {duration, source, std::move(signature)};
+  return {duration, source, std::move(signature), hbm_bytes};
 }
 
 KernelCost CostModel::cost_of_kernel(const KernelLaunchInfo& launch, const GpuPreset& gpu,
                                      const MemoryOpDesc* work,
                                      const AttentionDesc* attention) const {
   std::string sig = kernel_signature(launch);
+  const double bytes = attention != nullptr ? hbm_bytes(*attention)
+                       : work != nullptr    ? hbm_bytes(*work)
+                                            : 0.0;
   if (const std::optional<SimTime> t = pinned_.lookup(launch.mangled_name)) {
-    return {*t, CostSource::kPinned, std::move(sig)};
+    return {*t, CostSource::kPinned, std::move(sig), bytes};
   }
-  if (const DbEntry* e = lookup(sig, gpu)) return from_db(*e, std::move(sig));
+  if (const DbEntry* e = lookup(sig, gpu)) return from_db(*e, std::move(sig), bytes);
   if (attention != nullptr) return cost_of_attention(*attention, gpu);
   if (work != nullptr) return cost_of_memory_op(*work, gpu);
   return modelled(std::move(sig), default_kernel_cost(launch, gpu, params_), CostSource::kDefault,
@@ -136,24 +139,24 @@ KernelCost CostModel::cost_of_kernel(const KernelLaunchInfo& launch, const GpuPr
 
 KernelCost CostModel::cost_of_gemm(const GemmDesc& gemm, const GpuPreset& gpu) const {
   std::string sig = signature(gemm);
-  if (const DbEntry* e = lookup(sig, gpu)) return from_db(*e, std::move(sig));
-  return modelled(std::move(sig), gemm_estimate(gemm, gpu, models_).duration, CostSource::kModelled,
-                  gpu);
+  if (const DbEntry* e = lookup(sig, gpu)) return from_db(*e, std::move(sig), hbm_bytes(gemm));
+  const Estimate est = gemm_estimate(gemm, gpu, models_);
+  return modelled(std::move(sig), est.duration, CostSource::kModelled, gpu, est.bytes);
 }
 
 KernelCost CostModel::cost_of_attention(const AttentionDesc& attention,
                                         const GpuPreset& gpu) const {
   std::string sig = signature(attention);
-  if (const DbEntry* e = lookup(sig, gpu)) return from_db(*e, std::move(sig));
-  return modelled(std::move(sig), attention_estimate(attention, gpu, models_).duration,
-                  CostSource::kModelled, gpu);
+  if (const DbEntry* e = lookup(sig, gpu)) return from_db(*e, std::move(sig), hbm_bytes(attention));
+  const Estimate est = attention_estimate(attention, gpu, models_);
+  return modelled(std::move(sig), est.duration, CostSource::kModelled, gpu, est.bytes);
 }
 
 KernelCost CostModel::cost_of_memory_op(const MemoryOpDesc& op, const GpuPreset& gpu) const {
   std::string sig = signature(op);
-  if (const DbEntry* e = lookup(sig, gpu)) return from_db(*e, std::move(sig));
-  return modelled(std::move(sig), memory_op_estimate(op, gpu, models_).duration,
-                  CostSource::kModelled, gpu);
+  if (const DbEntry* e = lookup(sig, gpu)) return from_db(*e, std::move(sig), hbm_bytes(op));
+  const Estimate est = memory_op_estimate(op, gpu, models_);
+  return modelled(std::move(sig), est.duration, CostSource::kModelled, gpu, est.bytes);
 }
 
 KernelCost CostModel::cost_of_copy(const CopyDesc& copy, const GpuPreset& gpu) const {

@@ -1,5 +1,6 @@
 #include "phantora/simcore/collectives.hpp"
 
+#include "phantora/netmodel/hbm_traffic.hpp"
 #include "phantora/simcore/payload.hpp"
 
 #include <algorithm>
@@ -437,13 +438,31 @@ void Collectives::launch(Matched& m) {
   if (requests.empty()) return finish(m, start);
   for (const auto& live : requests) {
     for (const auto& r : replicas_.expand(live, m.comm->spans)) {
-      const net::TransferId id = network_.start(r, start);
+      net::CollectivePlan plan = network_.plan_next(r);
+      note_moving(m, plan, start);
+      const net::TransferId id = network_.start(std::move(plan), start);
       m.transfers.push_back(id);
       transfers_[id] = &m;
     }
   }
   m.transfers_left = m.transfers.size();
   m.live_transfers = requests.size();
+}
+
+// Each member's GPU serves its share of the plan's data from its HBM while the plan moves it
+// at the speed NCCL's model gives alone (plan.predicted, from the start): a network that runs
+// slower spreads the same bytes over longer, which this does not follow.
+void Collectives::note_moving(const Matched& m, const net::CollectivePlan& plan, SimTime start) {
+  if (!hooks_.moving || plan.predicted <= SimTime::zero()) return;
+  std::vector<net::GpuId> gpus;
+  for (const Part* p : m.parts) gpus.push_back(m.comm->members[p->rank].gpu);
+  const std::vector<double> bytes = net::hbm_traffic_bytes(plan, gpus);
+  for (size_t i = 0; i < m.parts.size(); ++i) {
+    if (bytes[i] > 0) {
+      hooks_.moving(m.parts[i]->group->token, start, start + plan.predicted,
+                    bytes[i] / plan.predicted.as_seconds());
+    }
+  }
 }
 
 void Collectives::completed(const std::vector<net::Completion>& done) {

@@ -39,7 +39,7 @@ Cost KernelsCostProvider::price_kernel(const KernelLaunch& launch) {
   const kernels::KernelCost c = model_.cost_of_kernel(
       kernels::KernelLaunchInfo{launch.mangled_name, launch.grid, launch.block, launch.shared_mem},
       gpu_, work ? &*work : nullptr, attention ? &*attention : nullptr);
-  return kernel_cache_.emplace(std::move(key), Cost{c.duration, c.source, c.signature})
+  return kernel_cache_.emplace(std::move(key), Cost{c.duration, c.source, c.signature, c.hbm_bytes})
       .first->second;
 }
 
@@ -84,7 +84,7 @@ Cost KernelsCostProvider::gemm(const wire::Gemm& g) {
   d.accumulate = g.accumulate != 0;
   d.epilogue = epilogue_name(g.epilogue);
   const kernels::KernelCost c = model_.cost_of_gemm(d, gpu_);
-  return tally(Cost{c.duration, c.source, c.signature}, "gemm");
+  return tally(Cost{c.duration, c.source, c.signature, c.hbm_bytes}, "gemm");
 }
 
 }  // namespace phantora::sim

@@ -50,7 +50,7 @@ Simulation::Simulation(SimulationConfig config, CostProvider& costs)
                    ? *config_.topology
                    : net::Topology::for_cluster(config_.represented_hosts(), config_.gpus_per_host,
                                                 config_.gpu_name)),
-      sharing_(config_.device.multiprocessor_count),
+      sharing_(GpuCapacity{config_.device.multiprocessor_count, config_.hbm_bytes_per_s}),
       collectives_(
           engine_, network_, config_.hosts * config_.gpus_per_host,
           Collectives::Hooks{
@@ -70,6 +70,9 @@ Simulation::Simulation(SimulationConfig config, CostProvider& costs)
               [this](ClientId c) { return !clients_.at(c).connected; },
               [this](uint64_t token, ClientId c, int device) {
                 sharing_.collective_submitted(token, c, device);
+              },
+              [this](uint64_t token, SimTime from, SimTime to, double bytes_per_s) {
+                sharing_.collective_moving(token, from, to, bytes_per_s);
               }},
           Replicas(config_.replicas, config_.hosts * config_.gpus_per_host, config_.dp_comms)) {
   if (network_.topology().hosts() != config_.represented_hosts() ||
@@ -240,12 +243,12 @@ void Simulation::run_network(bool drain) {
 }
 
 void Simulation::submit_kernel(ClientId id, StreamId s, int device, SimTime at, const OpDesc& op,
-                               uint32_t ctas) {
+                               uint32_t ctas, double hbm_bytes) {
   if (!sharing_.shares(id, device)) {
     engine_.submit(id, s, at, op);
     return;
   }
-  engine_.submit_deferred(id, s, at, sharing_.defer(id, s, device, op, ctas));
+  engine_.submit_deferred(id, s, at, sharing_.defer(id, s, device, op, ctas, hbm_bytes));
 }
 
 std::string Simulation::describe(ClientId id) const {
@@ -350,7 +353,8 @@ void Simulation::apply(ClientId id, Client& c, const wire::RecordHeader& h,
       submit_kernel(id, s, l.device, at,
                     OpDesc{OpKind::kKernel, cost.duration, cost.source, l.kernel, 0},
                     static_cast<uint32_t>(std::min<uint64_t>(
-                        uint64_t{l.grid[0]} * l.grid[1] * l.grid[2], UINT32_MAX)));
+                        uint64_t{l.grid[0]} * l.grid[1] * l.grid[2], UINT32_MAX)),
+                    cost.hbm_bytes);
       // A request here is a synchronous call waiting for this very operation, the last on its
       // stream.
       await(id, h, "sync kernel",
@@ -386,7 +390,8 @@ void Simulation::apply(ClientId id, Client& c, const wire::RecordHeader& h,
       const uint32_t label = gemm_label(c, g, cost.signature);
       // Taken to fill the GPU beside a collective: 0 CTAs stands for "as many as it has SMs".
       submit_kernel(id, s, g.device, at,
-                    OpDesc{OpKind::kKernel, cost.duration, cost.source, label, 0}, 0);
+                    OpDesc{OpKind::kKernel, cost.duration, cost.source, label, 0}, 0,
+                    cost.hbm_bytes);
       return;
     }
     case wire::RecordType::kCommInit: {

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "phantora/netmodel/hbm_traffic.hpp"
 #include "phantora/simcore/report.hpp"
 
 #include <cstring>
@@ -39,11 +40,16 @@ class FixedCosts : public CostProvider {
   std::vector<wire::KernelWork> work_seen;
   std::vector<wire::Gemm> gemms_seen;
 
+  // HBM bytes a kernel moves, by mangled name (none: unknown).
+  std::map<std::string, double, std::less<>> kernel_hbm_bytes;
+
   Cost kernel(const KernelLaunch& l) override {
     work_seen.push_back(l.work);
     auto it = kernels.find(l.mangled_name);
     if (it == kernels.end()) return Cost{us(1), CostSource::kDefault};
-    return Cost{it->second, CostSource::kPinned};
+    auto hbm = kernel_hbm_bytes.find(l.mangled_name);
+    return Cost{
+        it->second, CostSource::kPinned, {}, hbm == kernel_hbm_bytes.end() ? 0.0 : hbm->second};
   }
   Cost copy(wire::CopyKind kind, uint64_t, bool pinned) override {
     pinned_seen.push_back(pinned);
@@ -857,12 +863,14 @@ class SharingTest : public DrivenSimulation {
     c.gpus_per_host = 2;
     c.gpu_name = "h100";
     c.device.multiprocessor_count = kSms;
+    c.hbm_bytes_per_s = kHbm;
     c.cpu_time = wire::CpuTimeMode::kZero;
     c.launch_latency = us(4);
     c.token = "sekrit";
     return c;
   }
   static constexpr int kSms = 132;
+  static constexpr double kHbm = 3e12;  // bytes/s the GPU's kernels reach
   static constexpr uint64_t kBytes = uint64_t{1} << 30;
 
   ClientId connect(int rank) {
@@ -928,11 +936,12 @@ class SharingTest : public DrivenSimulation {
     EXPECT_TRUE(answered.contains({r1, 2}));
     return answered.at({r0, 2});
   }
-  // Channels NCCL's model plans the all-reduce with on this host (what the kernel loses).
-  int channels() const {
+  net::CollectivePlan plan() const {
     const net::CollectiveRequest r{net::CollOp::AllReduce, {0, 1}, Bytes(kBytes), 0, {}};
-    return net::plan_collective(sim.network().topology(), r).channels;
+    return net::plan_collective(sim.network().topology(), r);
   }
+  // Channels NCCL's model plans the all-reduce with on this host (what the kernel loses).
+  int channels() const { return plan().channels; }
 };
 
 TEST_F(SharingTest, AKernelLaunchedAfterACollectiveRunsOnTheSmsItLeaves) {
@@ -952,6 +961,34 @@ TEST_F(SharingTest, TheSameEndWhicheverRankReachesTheDaemonFirst) {
   const int ch = channels();
   const int64_t need = (us(20).as_ps() * kSms + (kSms - ch) - 1) / (kSms - ch);
   EXPECT_EQ(kernel_end(kSms, true, /*rank1_first=*/true), us(14) + SimTime::ps(need));
+}
+
+TEST_F(SharingTest, AMemoryBoundKernelGetsTheHbmBandwidthTheAllReduceLeaves) {
+  // The 20 µs kernel moves 60 MB: alone it draws all of the GPU's 3 TB/s. The all-reduce's
+  // plan moves hbm_traffic_bytes through GPU 0's HBM over its modelled time (tested by hand in
+  // netmodel's HbmTraffic.*), and outlasts the kernel: the kernel runs at the HBM left over
+  // what it draws alone, if that binds before the SMs do.
+  costs.kernel_hbm_bytes["_Z1bv"] = 6e7;
+  const net::CollectivePlan p = plan();
+  const double drawn = net::hbm_traffic_bytes(p, 0) / p.predicted.as_seconds();
+  const double hbm_rate = (kHbm - drawn) / kHbm;
+  const double sm_rate = static_cast<double>(kSms - p.channels) / kSms;
+  ASSERT_LT(hbm_rate, sm_rate) << drawn;
+  const SimTime end = kernel_end(0, true);
+  EXPECT_NEAR(static_cast<double>((end - us(14)).as_ps()), us(20).as_ps() / hbm_rate, 2.0);
+  EXPECT_EQ(sim.stats().kernels_shared_with_nccl, 1u);
+  EXPECT_EQ(sim.stats().shared_with_nccl, end - us(34));
+}
+
+TEST_F(SharingTest, TheSameHbmBoundEndWhicheverRankReachesTheDaemonFirst) {
+  // The transfer's data starts moving only once rank 1 has arrived: rank 0's kernel must not
+  // be placed before then, whichever order the ranks' records come in.
+  costs.kernel_hbm_bytes["_Z1bv"] = 6e7;
+  const net::CollectivePlan p = plan();
+  const double drawn = net::hbm_traffic_bytes(p, 0) / p.predicted.as_seconds();
+  const SimTime end = kernel_end(0, true, /*rank1_first=*/true);
+  EXPECT_NEAR(static_cast<double>((end - us(14)).as_ps()), us(20).as_ps() * kHbm / (kHbm - drawn),
+              2.0);
 }
 
 TEST_F(SharingTest, AKernelLaunchedBeforeTheCollectiveRunsAlone) {

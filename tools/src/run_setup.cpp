@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "phantora/kernels/analytical_model.hpp"
 #include "phantora/kernels/cost_model.hpp"
 #include "report_compare.hpp"
 
@@ -149,6 +150,8 @@ PreparedRun prepare_run(const RunOptions& o) {
   config.gpus_per_host = p.cluster.gpus_per_host;
   config.gpu_name = p.gpu->key;
   config.device = kernels::to_device_spec(*p.gpu);
+  config.hbm_bytes_per_s =
+      kernels::hbm_plateau_bytes_per_s(*p.gpu, kernels::ModelParams::builtin());
   config.cpu_time = parse_cpu_time(o.cpu_time);
   if (o.host_speed != 1 && config.cpu_time != wire::CpuTimeMode::kMeasured) {
     throw std::invalid_argument(fmt::format(

@@ -84,6 +84,16 @@ double attention_flops(const AttentionDesc& d, const ModelParams& params);
 // diagonal tile (docs/cost-model.md, "Attention").
 double attention_loop_work(const AttentionDesc& d, uint64_t tile, double s0);
 
+// The bandwidth large memory-bound kernels reach: HBM's peak × memory_efficiency.
+double hbm_plateau_bytes_per_s(const GpuPreset& gpu, const ModelParams& params);
+
+// Bytes an operation moves to and from HBM by its description: each operand read once and each
+// result written once (a GEMM's C twice when it accumulates). The estimates' memory term, and
+// what a kernel asks of HBM while it shares the GPU (simcore's gpu_sharing.hpp).
+double hbm_bytes(const GemmDesc& d);
+double hbm_bytes(const AttentionDesc& d);
+double hbm_bytes(const MemoryOpDesc& d);
+
 Estimate gemm_estimate(const GemmDesc& d, const GpuPreset& gpu, const ModelParams& params);
 Estimate attention_estimate(const AttentionDesc& d, const GpuPreset& gpu,
                             const ModelParams& params);

@@ -35,6 +35,9 @@ struct KernelCost {
   SimTime duration;
   CostSource source = CostSource::kDefault;
   std::string signature;  // canonical (op_desc.hpp); for trace.json and the report
+  // Bytes it moves to and from HBM by its description (hbm_bytes in analytical_model.hpp),
+  // however it was priced; 0 where the launch says nothing of its data (default-priced).
+  double hbm_bytes = 0;
 };
 
 // The signature of a launch as the database keys it (no decoded size arguments).
@@ -129,7 +132,7 @@ class CostModel {
  private:
   const DbEntry* lookup(const std::string& signature, const GpuPreset& gpu) const;
   KernelCost modelled(std::string signature, SimTime duration, CostSource source,
-                      const GpuPreset& gpu) const;
+                      const GpuPreset& gpu, double hbm_bytes = 0) const;
 
   CostParams params_;
   KernelTimes pinned_;

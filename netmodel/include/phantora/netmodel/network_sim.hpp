@@ -75,6 +75,11 @@ class NetworkSimulator {
   // between now() and `start` are kept and returned by the next advance_to().
   TransferId start(const CollectiveRequest& req, SimTime start);
   TransferId start(CollectivePlan plan, SimTime start);
+  // Plans `req` as start(req, ...) would plan it now (the same ECMP seed), without starting it:
+  // for a caller that wants the flows, which a started transfer no longer keeps.
+  CollectivePlan plan_next(const CollectiveRequest& req) const {
+    return plan_collective(topo_, req, next_transfer_);
+  }
 
   // Earliest time something completes (a flow or a transfer); infinite when idle.
   SimTime next_event_time();

@@ -71,6 +71,9 @@ class Collectives {
     std::function<bool(ClientId)> gone;
     // A group was taken, before the engine can make it ready: its token, client and device.
     std::function<void(uint64_t token, ClientId, int device)> submitted;
+    // A group's data moves through its member GPU's HBM at `bytes_per_s` from `from` to `to`
+    // (netmodel's hbm_traffic.hpp); once per transfer that touches the GPU. May be empty.
+    std::function<void(uint64_t token, SimTime from, SimTime to, double bytes_per_s)> moving;
   };
 
   // `max_ranks`: the live cluster's GPUs; no communicator can be larger. `replicas`: the
@@ -180,6 +183,8 @@ class Collectives {
     nlohmann::json args = nlohmann::json::object();
   };
 
+  // Tells hooks_.moving what each member's GPU serves of `plan`, started at `start`.
+  void note_moving(const Matched& m, const net::CollectivePlan& plan, SimTime start);
   std::pair<Comm*, int> lookup(ClientId client, uint64_t handle);
   void join(Comm& comm, int rank, ClientId client, uint64_t handle, int device, uint64_t request,
             SimTime host_time);

@@ -13,11 +13,14 @@ namespace phantora::sim {
 
 struct Cost {
   Cost() = default;
-  Cost(SimTime d, CostSource s, std::string sig = {})
-      : duration(d), source(s), signature(std::move(sig)) {}
+  Cost(SimTime d, CostSource s, std::string sig = {}, double hbm = 0)
+      : duration(d), source(s), signature(std::move(sig)), hbm_bytes(hbm) {}
   SimTime duration;
   CostSource source = CostSource::kDefault;
   std::string signature;  // library calls: the canonical signature the cost was looked up by
+  // Kernels: bytes moved to and from HBM by the launch's description (0: unknown); what the
+  // kernel asks of HBM beside a collective (gpu_sharing.hpp).
+  double hbm_bytes = 0;
 };
 
 struct KernelLaunch {

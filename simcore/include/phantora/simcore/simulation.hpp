@@ -41,6 +41,9 @@ struct SimulationConfig {
   int gpus_per_host = 1;
   std::string gpu_name;
   wire::DeviceSpec device{};
+  // The HBM bandwidth kernels reach (kernels-db's memory-bound plateau), which they share with
+  // NCCL's copies (gpu_sharing.hpp); 0: HBM never slows a kernel beside a collective.
+  double hbm_bytes_per_s = 0;
   wire::CpuTimeMode cpu_time = wire::CpuTimeMode::kMeasured;
   double host_speed = 1;  // measured mode: CPU time is divided by it (the shim applies it)
   SimTime per_call_cost = SimTime::us(1);
@@ -139,7 +142,7 @@ class Simulation {
   void run_network(bool drain);
   // Submits a kernel: deferred while it shares its GPU with a collective (gpu_sharing.hpp).
   void submit_kernel(ClientId id, StreamId s, int device, SimTime at, const OpDesc& op,
-                     uint32_t ctas);
+                     uint32_t ctas, double hbm_bytes);
   std::string describe(ClientId id) const;
   int global_gpu(const Client& c, int device) const;
 
