@@ -28,7 +28,11 @@ constexpr int kLaunchesPerBatch = 800;  // ~64 KiB of records: the shim's flush 
 
 class FixedCosts : public CostProvider {
  public:
-  Cost kernel(const KernelLaunch&) override { return Cost{SimTime::us(5), CostSource::kPinned}; }
+  // Each kernel's HBM bytes (0: unknown); 15 MB in 5 µs draws all of an H100's 3 TB/s.
+  double hbm_bytes = 0;
+  Cost kernel(const KernelLaunch&) override {
+    return Cost{SimTime::us(5), CostSource::kPinned, {}, hbm_bytes};
+  }
   Cost copy(wire::CopyKind, uint64_t, bool) override {
     return Cost{SimTime::us(10), CostSource::kModelled};
   }
@@ -160,7 +164,9 @@ BENCHMARK(BM_BatchWithTrace)->MinTime(0.3);
 // Launches beside a collective (gpu_sharing.hpp): two ranks on one host each launch an
 // all-reduce of 64 MiB per batch, and rank 0 then its 800 kernels, every one of them deferred
 // until the network has simulated the all-reduce past it. What a deferred launch costs; the
-// argument is the GPU's SMs, 0 turning sharing off (the same records, no kernel deferred).
+// first argument is the GPU's SMs, 0 turning sharing off (the same records, no kernel
+// deferred); the second, 1: the kernels move HBM bytes and share bandwidth with the
+// all-reduce's copies too.
 void BM_BatchBesideCollective(benchmark::State& state) {
   FixedCosts costs;
   SimulationConfig config;
@@ -168,6 +174,10 @@ void BM_BatchBesideCollective(benchmark::State& state) {
   config.gpus_per_host = 2;
   config.gpu_name = "h100";
   config.device.multiprocessor_count = static_cast<int32_t>(state.range(0));
+  if (state.range(1) != 0) {
+    costs.hbm_bytes = 15e6;
+    config.hbm_bytes_per_s = 3e12;
+  }
   config.token = "bench";
   Simulation sim(config, costs);
   std::vector<wire::Reply> replies;
@@ -233,7 +243,11 @@ void BM_BatchBesideCollective(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kLaunchesPerBatch);
   benchmark::DoNotOptimize(sim.finish().simulated_end);
 }
-BENCHMARK(BM_BatchBesideCollective)->ArgName("sms")->Arg(0)->Arg(132);
+BENCHMARK(BM_BatchBesideCollective)
+    ->ArgNames({"sms", "hbm"})
+    ->Args({0, 0})
+    ->Args({132, 0})
+    ->Args({132, 1});
 
 }  // namespace
 }  // namespace phantora::sim

@@ -277,7 +277,7 @@ std::string summary_table(const nlohmann::json& r) {
   if (const auto& shared = r["gpu_time"]["shared_with_nccl"];
       shared["kernels"].get<uint64_t>() > 0) {
     line("kernels beside NCCL",
-         fmt::format("{} kernels, {} longer than alone (NCCL's CTAs held SMs)",
+         fmt::format("{} kernels, {} longer than alone (NCCL held SMs and HBM bandwidth)",
                      shared["kernels"].get<uint64_t>(),
                      human_time(shared["added_s"].get<double>())));
   }

@@ -47,7 +47,8 @@ struct RunStats {
   std::vector<ClientInfo> clients;
   std::vector<GpuStats> gpus;  // index: global GPU = host * gpus_per_host + device
   std::map<CostSource, SimTime> gpu_time_by_source;
-  // Time kernels took beyond their time alone because NCCL's CTAs held SMs (gpu_sharing.hpp).
+  // Time kernels took beyond their time alone because NCCL's CTAs held SMs and its copies HBM
+  // bandwidth (gpu_sharing.hpp).
   SimTime shared_with_nccl;
   uint64_t kernels_shared_with_nccl = 0;
   std::map<OpKind, uint64_t> op_counts;
