@@ -36,10 +36,14 @@ TEST(CostModelDb, DatabaseFirstThenModelEachTaggedWithItsSignature) {
   EXPECT_EQ(hit.source, CostSource::kMeasured);
   EXPECT_EQ(hit.duration, SimTime::us(150.0));
   EXPECT_EQ(hit.signature, signature(gemm(4096)));
+  // A measured row gives the time; what the GEMM moves through HBM is still its description's
+  // (A, B and C in bf16 once each), for the kernels it shares the GPU with.
+  EXPECT_EQ(hit.hbm_bytes, 3.0 * 4096 * 4096 * 2);
 
   const KernelCost miss = model.cost_of_gemm(gemm(2048), h100());
   EXPECT_EQ(miss.source, CostSource::kModelled);
   EXPECT_EQ(miss.duration, gemm_estimate(gemm(2048), h100(), ModelParams::builtin()).duration);
+  EXPECT_EQ(miss.hbm_bytes, 3.0 * 2048 * 2048 * 2);
   model.cost_of_gemm(gemm(2048), h100());
 
   const std::vector<MissingEntry> missing = model.missing().entries();

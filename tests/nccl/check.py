@@ -586,6 +586,43 @@ def case_overlap():
     within(shared["added_s"] * 1e6, beside - alone, 0.001, "report: time added beside NCCL (us)")
 
 
+def case_overlap_hbm():
+    # A memory-bound kernel beside a collective shares HBM bandwidth with its copies
+    # (docs/cost-model.md, "Sharing the GPU with NCCL"). 20 thin bf16 cuBLAS GEMMs, 8192 x 8192
+    # x 64 (A and B 1 MiB each, C 128 MiB: 136,314,880 bytes), timed alone and beside a 1 GiB
+    # ring all-reduce over 2 GPUs. By hand: each GPU of a 2-rank ring sends and receives S and
+    # reads its own operand for the half it reduces, 2.5 S through HBM over the all-reduce's
+    # time alone (its span: nothing else on the network); the H100 preset's kernels reach
+    # 0.90 x 3.35 TB/s. A kernel runs at the least of its SM share and the HBM left over what
+    # it draws alone.
+    r = run("overlap_hbm", [prog("overlap"), "-r", "20", "-g"],
+            flags=["--hosts", "1", "--gpus-per-host", "2", "--gpu", "h100", "--cpu-time", "zero"],
+            timeout=60)
+    rows = [line.split() for line in r.stdout.splitlines() if len(line.split()) == 3]
+    if not check(len(rows) == 1 and r.report is not None, "one result line and a report"):
+        return
+    sms, alone, beside = int(rows[0][0]), float(rows[0][1]), float(rows[0][2])
+    reduces = [s for s in r.spans() if s["name"] == "ncclAllReduce"]
+    if not check(len(reduces) == 2, f"one all-reduce span per GPU ({len(reduces)})"):
+        return
+    args = reduces[0]["args"]
+    check(args.get("algorithm") == "Ring", f"a ring all-reduce ({args.get('algorithm')})")
+    channels = args.get("channels", 0)
+    check(min(s["dur"] for s in reduces) > beside, "the all-reduce outlasts the kernels")
+    per_kernel_s = alone / 20 * 1e-6
+    draws = 136_314_880 / per_kernel_s
+    drawn = 2.5 * (1 << 30) / (reduces[0]["dur"] * 1e-6)
+    plateau = 0.90 * 3.35e12
+    sm_share = (sms - channels) / sms
+    hbm_share = (plateau - drawn) / draws
+    check(hbm_share < sm_share, f"HBM binds before the SMs ({hbm_share:.4f} < {sm_share:.4f})")
+    within(beside, alone / min(sm_share, hbm_share), 0.001,
+           f"20 memory-bound GEMMs beside a ring all-reduce drawing {drawn / 1e12:.3f} TB/s (us)")
+    shared = r.report["gpu_time"]["shared_with_nccl"]
+    check(shared["kernels"] == 20, f"report: 20 kernels beside NCCL ({shared['kernels']})")
+    within(shared["added_s"] * 1e6, beside - alone, 0.001, "report: time added beside NCCL (us)")
+
+
 def span_clusters(spans):
     """Collective spans grouped by start time, in order."""
     by_ts = {}
@@ -711,6 +748,7 @@ CASES = {
     "exit_after_init": lambda: case_crash_after_init("init_exit", "exited with status 3"),
     "host_timing": case_host_timing,
     "overlap": case_overlap,
+    "overlap_hbm": case_overlap_hbm,
     "comm_init_all": case_comm_init_all,
     "comm_split": case_comm_split,
     "comm_split_grouped": case_comm_split_grouped,
