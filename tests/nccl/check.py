@@ -561,29 +561,43 @@ def case_host_timing():
             within(host_us, event_us, 0.02, label)
 
 
+def run_overlap(name, extra):
+    """The overlap program on 2 H100s: 20 kernels timed alone and beside a 1 GiB all-reduce.
+    Returns (run, sms, alone_us, beside_us, all-reduce spans), or None without a result."""
+    r = run(name, [prog("overlap"), "-r", "20", *extra],
+            flags=["--hosts", "1", "--gpus-per-host", "2", "--gpu", "h100", "--cpu-time", "zero"],
+            timeout=60)
+    rows = [line.split() for line in r.stdout.splitlines() if len(line.split()) == 3]
+    if not check(len(rows) == 1 and r.report is not None, "one result line and a report"):
+        return None
+    sms, alone, beside = int(rows[0][0]), float(rows[0][1]), float(rows[0][2])
+    return r, sms, alone, beside, [s for s in r.spans() if s["name"] == "ncclAllReduce"]
+
+
+def check_shared_report(r, alone, beside):
+    """report.json's gpu_time.shared_with_nccl: the 20 kernels and the time they added."""
+    shared = r.report["gpu_time"]["shared_with_nccl"]
+    check(shared["kernels"] == 20, f"report: 20 kernels beside NCCL ({shared['kernels']})")
+    within(shared["added_s"] * 1e6, beside - alone, 0.001, "report: time added beside NCCL (us)")
+
+
 def case_overlap():
     # Kernels beside a collective (docs/cost-model.md, "Sharing the GPU with NCCL"): 20 kernels
     # of one CTA per SM on GPU 0's compute stream, timed with CUDA events alone and then while a
     # 1 GiB all-reduce over both GPUs runs. NCCL holds one SM per channel of the all-reduce's
     # plan (its trace span's `channels`), so the same kernels take SMs / (SMs - channels) times
     # as long (each rounded up to the picosecond); the report counts them and the time added.
-    r = run("overlap", [prog("overlap"), "-r", "20"],
-            flags=["--hosts", "1", "--gpus-per-host", "2", "--gpu", "h100", "--cpu-time", "zero"],
-            timeout=60)
-    rows = [line.split() for line in r.stdout.splitlines() if len(line.split()) == 3]
-    if not check(len(rows) == 1 and r.report is not None, "one result line and a report"):
+    got = run_overlap("overlap", [])
+    if got is None:
         return
-    sms, alone, beside = int(rows[0][0]), float(rows[0][1]), float(rows[0][2])
-    reduces = [s for s in r.spans() if s["name"] == "ncclAllReduce"]
+    r, sms, alone, beside, reduces = got
     check(len(reduces) == 2, f"one all-reduce span per GPU ({len(reduces)})")
     channels = reduces[0]["args"].get("channels", 0) if reduces else 0
     check(0 < channels < sms, f"the all-reduce holds some of the {sms} SMs ({channels} channels)")
     check(min(s["dur"] for s in reduces) > beside, "the all-reduce outlasts the kernels")
     within(beside, alone * sms / (sms - channels), 0.001,
            f"20 kernels beside {channels} channels of {sms} SMs (us)")
-    shared = r.report["gpu_time"]["shared_with_nccl"]
-    check(shared["kernels"] == 20, f"report: 20 kernels beside NCCL ({shared['kernels']})")
-    within(shared["added_s"] * 1e6, beside - alone, 0.001, "report: time added beside NCCL (us)")
+    check_shared_report(r, alone, beside)
 
 
 def case_overlap_hbm():
@@ -595,14 +609,10 @@ def case_overlap_hbm():
     # time alone (its span: nothing else on the network); the H100 preset's kernels reach
     # 0.90 x 3.35 TB/s. A kernel runs at the least of its SM share and the HBM left over what
     # it draws alone.
-    r = run("overlap_hbm", [prog("overlap"), "-r", "20", "-g"],
-            flags=["--hosts", "1", "--gpus-per-host", "2", "--gpu", "h100", "--cpu-time", "zero"],
-            timeout=60)
-    rows = [line.split() for line in r.stdout.splitlines() if len(line.split()) == 3]
-    if not check(len(rows) == 1 and r.report is not None, "one result line and a report"):
+    got = run_overlap("overlap_hbm", ["-g"])
+    if got is None:
         return
-    sms, alone, beside = int(rows[0][0]), float(rows[0][1]), float(rows[0][2])
-    reduces = [s for s in r.spans() if s["name"] == "ncclAllReduce"]
+    r, sms, alone, beside, reduces = got
     if not check(len(reduces) == 2, f"one all-reduce span per GPU ({len(reduces)})"):
         return
     args = reduces[0]["args"]
@@ -618,9 +628,7 @@ def case_overlap_hbm():
     check(hbm_share < sm_share, f"HBM binds before the SMs ({hbm_share:.4f} < {sm_share:.4f})")
     within(beside, alone / min(sm_share, hbm_share), 0.001,
            f"20 memory-bound GEMMs beside a ring all-reduce drawing {drawn / 1e12:.3f} TB/s (us)")
-    shared = r.report["gpu_time"]["shared_with_nccl"]
-    check(shared["kernels"] == 20, f"report: 20 kernels beside NCCL ({shared['kernels']})")
-    within(shared["added_s"] * 1e6, beside - alone, 0.001, "report: time added beside NCCL (us)")
+    check_shared_report(r, alone, beside)
 
 
 def span_clusters(spans):

@@ -942,6 +942,11 @@ class SharingTest : public DrivenSimulation {
   }
   // Channels NCCL's model plans the all-reduce with on this host (what the kernel loses).
   int channels() const { return plan().channels; }
+  // What the all-reduce draws from GPU 0's HBM: its traffic over its modelled time.
+  double hbm_drawn() const {
+    const net::CollectivePlan p = plan();
+    return net::hbm_traffic_bytes(p, 0) / p.predicted.as_seconds();
+  }
 };
 
 TEST_F(SharingTest, AKernelLaunchedAfterACollectiveRunsOnTheSmsItLeaves) {
@@ -969,10 +974,9 @@ TEST_F(SharingTest, AMemoryBoundKernelGetsTheHbmBandwidthTheAllReduceLeaves) {
   // netmodel's HbmTraffic.*), and outlasts the kernel: the kernel runs at the HBM left over
   // what it draws alone, if that binds before the SMs do.
   costs.kernel_hbm_bytes["_Z1bv"] = 6e7;
-  const net::CollectivePlan p = plan();
-  const double drawn = net::hbm_traffic_bytes(p, 0) / p.predicted.as_seconds();
+  const double drawn = hbm_drawn();
   const double hbm_rate = (kHbm - drawn) / kHbm;
-  const double sm_rate = static_cast<double>(kSms - p.channels) / kSms;
+  const double sm_rate = static_cast<double>(kSms - channels()) / kSms;
   ASSERT_LT(hbm_rate, sm_rate) << drawn;
   const SimTime end = kernel_end(0, true);
   EXPECT_NEAR(static_cast<double>((end - us(14)).as_ps()), us(20).as_ps() / hbm_rate, 2.0);
@@ -984,8 +988,7 @@ TEST_F(SharingTest, TheSameHbmBoundEndWhicheverRankReachesTheDaemonFirst) {
   // The transfer's data starts moving only once rank 1 has arrived: rank 0's kernel must not
   // be placed before then, whichever order the ranks' records come in.
   costs.kernel_hbm_bytes["_Z1bv"] = 6e7;
-  const net::CollectivePlan p = plan();
-  const double drawn = net::hbm_traffic_bytes(p, 0) / p.predicted.as_seconds();
+  const double drawn = hbm_drawn();
   const SimTime end = kernel_end(0, true, /*rank1_first=*/true);
   EXPECT_NEAR(static_cast<double>((end - us(14)).as_ps()), us(20).as_ps() * kHbm / (kHbm - drawn),
               2.0);
