@@ -234,8 +234,11 @@ std::string summary_table(const nlohmann::json& r) {
                          f["source"].get<std::string>());
     }
   }
-  line("status", r["status"].get<std::string>() +
-                     (r.contains("message") ? ": " + r["message"].get<std::string>() : ""));
+  // A message of several lines (what a stopped run waited for) stays under its heading.
+  std::string message = r.contains("message") ? ": " + r["message"].get<std::string>() : "";
+  for (size_t at = message.find('\n'); at != std::string::npos; at = message.find('\n', at + 1))
+    message.insert(at + 1, "  ");
+  line("status", r["status"].get<std::string>() + message);
   // Said once, here: the job's own log may show losses and norms that look like a broken run.
   line("tensor values",
        "not computed: losses, gradient norms and any other number the job reads back from a "

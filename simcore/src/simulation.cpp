@@ -270,6 +270,37 @@ std::vector<std::string> Simulation::waiting() const {
   return lines;
 }
 
+std::vector<std::string> Simulation::stall_report() const {
+  auto ms = [](SimTime t) {
+    return t.is_infinite() ? std::string("never") : fmt::format("{:.3f} ms", t.as_ms());
+  };
+  const SimTime safe = safe_time();
+  std::vector<std::string> lines{
+      fmt::format("network at {}, next collective start {}; causality lets it run to {}",
+                  ms(network_.now()), ms(collectives_.next_start()), ms(safe))};
+  for (const Client& c : clients_) {
+    if (!c.connected) continue;
+    std::string line = fmt::format("{}: host clock {}, {} call(s) awaiting an answer",
+                                   describe(c.info.id), ms(c.info.host_clock), c.outstanding);
+    if (c.idle) {
+      line += "; idle (waiting outside CUDA), does not bound the network";
+    } else {
+      SimTime bound = c.bound;
+      for (const auto& [request, at] : c.resuming) bound = std::min(bound, at);
+      line += bound.is_infinite()
+                  ? "; every thread waits, does not bound the network"
+                  : fmt::format("; bounds the network from {}{}", ms(bound),
+                                c.resuming.empty() ? ""
+                                                   : fmt::format(" ({} answer(s) not yet taken up)",
+                                                                 c.resuming.size()));
+      if (!bound.is_infinite() && bound + config_.launch_latency == safe) line += " <- holds it";
+    }
+    lines.push_back(std::move(line));
+  }
+  for (std::string& l : waiting()) lines.push_back(std::move(l));
+  return lines;
+}
+
 void Simulation::reply(ClientId client, uint64_t request, SimTime time, int32_t v0, int32_t v1) {
   Client& c = clients_.at(client);
   c.outstanding--;

@@ -433,6 +433,31 @@ def case_timeout():
     kill_survivors(work)
 
 
+def case_timeout_stall():
+    # The last rank never calls collective #2 and no collective timeout is set: --timeout ends
+    # the run, and its message says what the simulation waited for a moment before the stop
+    # (the collective and who never called it, the rank blocked in it, where the network stood).
+    work = workdir("timeout_stall")
+    r = run("stalled --timeout", ["--hosts", "2", "--gpus-per-host", "1",
+                                  "--collective-timeout", "0", "--timeout", "4"],
+            [os.path.join(ARGS.programs, "mismatch"), "-u", work, "-m", "absent"],
+            timeout=60, expect_ok=False, out=os.path.join(work, "out"))
+    print(r.describe())
+    check(r.rc == 124, f"rc 124, stopped by --timeout (got {r.rc})")
+    message = (r.report or {}).get("message", "")
+    check("--timeout 4 s" in message and "stood so a moment before" in message,
+          "the report's message says the run was stopped and what it stood at")
+    check("collective #2: never called by rank 1" in message,
+          "names the collective and the rank that never called it")
+    check("host 0 pid" in message and "1 call(s) awaiting an answer" in message,
+          "says rank 0 waits for an answer")
+    check(re.search(r"network at [0-9.]+ ms", message) is not None, "says where the network was")
+    check("phantora: failed: the run exceeded --timeout 4 s" in r.stderr
+          and "\n  ncclAllReduce" in r.stderr, "with -q, phantora still says why, every line")
+    check("killed by SIGTERM" not in r.stderr,
+          "the ranks phantora stopped are not reported as having failed the job")
+
+
 def case_sigint():
     # Ctrl-C: phantora forwards SIGTERM to the job, writes the partial report and exits 130.
     work = workdir("sigint")
@@ -703,6 +728,7 @@ CASES = {
     "fault_mismatch": case_mismatch,
     "fault_collective_timeout": case_collective_timeout,
     "fault_timeout": case_timeout,
+    "fault_timeout_stall": case_timeout_stall,
     "fault_sigint": case_sigint,
     "bad_cli": case_bad_cli,
     "bad_topology": case_bad_topology,

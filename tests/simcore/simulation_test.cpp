@@ -3,6 +3,8 @@
 // graph launches. Costs come from FixedCosts below, so every expected time is plain arithmetic.
 #include "phantora/simcore/simulation.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include "phantora/netmodel/hbm_traffic.hpp"
@@ -355,6 +357,17 @@ TEST_F(SimulationTest, StreamsOverlapCountsKernelTimeBesideAnotherStream) {
   EXPECT_DOUBLE_EQ(r["gpu_time"]["streams_overlap_s"].get<double>(), 20e-6);
   EXPECT_DOUBLE_EQ(r["gpus"][0]["streams_overlap_s"].get<double>(), 20e-6);
   EXPECT_NE(summary_table(r).find("kernels on parallel streams"), std::string::npos);
+}
+
+TEST_F(SimulationTest, TheSummaryKeepsAMessageOfSeveralLinesUnderItsStatus) {
+  RunOutcome outcome;
+  outcome.status = "failed";
+  outcome.message = "stopped; it stood so:\n  network at 1.000 ms\n  rank 0 waits";
+  const std::string table = summary_table(make_report(config(), sim.finish(), outcome));
+  EXPECT_NE(
+      table.find("failed: stopped; it stood so:\n    network at 1.000 ms\n    rank 0 waits\n"),
+      std::string::npos)
+      << table;
 }
 
 TEST_F(SimulationTest, CrossStreamEventWaitDelaysTheWaiter) {
@@ -992,6 +1005,35 @@ TEST_F(SharingTest, TheSameHbmBoundEndWhicheverRankReachesTheDaemonFirst) {
   const SimTime end = kernel_end(0, true, /*rank1_first=*/true);
   EXPECT_NEAR(static_cast<double>((end - us(14)).as_ps()), us(20).as_ps() * kHbm / (kHbm - drawn),
               2.0);
+}
+
+TEST_F(SharingTest, AStallReportSaysWhoHoldsTheNetworkAndWhoWaits) {
+  // Rank 0 posts its all-reduce and waits for it; rank 1 has launched a kernel at 10 µs and not
+  // reached the all-reduce: it bounds the network from 10 µs, which may run to 10 + 4 µs.
+  const ClientId r0 = connect(0), r1 = connect(1);
+  run(r0, join(0));
+  run(r1, join(1));
+  Batch b0, b1;
+  all_reduce(b0, 0, 10).stream_sync(kS1, 2, 10, 0);
+  kernel(b1, 1, 1, 10);
+  run(r0, b0);
+  run(r1, b1);
+  const std::vector<std::string> lines = sim.stall_report();
+  ASSERT_EQ(lines.size(), 5u) << fmt::format("{}", fmt::join(lines, "\n"));
+  EXPECT_NE(lines[0].find("causality lets it run to 0.014 ms"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[1].find("pid 2000 rank 0: host clock 0.010 ms, 1 call(s) awaiting"),
+            std::string::npos)
+      << lines[1];
+  EXPECT_NE(lines[1].find("every thread waits, does not bound the network"), std::string::npos)
+      << lines[1];
+  EXPECT_NE(lines[2].find("pid 2001 rank 1: host clock 0.010 ms, 0 call(s) awaiting"),
+            std::string::npos)
+      << lines[2];
+  EXPECT_NE(lines[2].find("bounds the network from 0.010 ms <- holds it"), std::string::npos)
+      << lines[2];
+  EXPECT_NE(lines[3].find("collective #0: never called by rank 1"), std::string::npos) << lines[3];
+  EXPECT_NE(lines[4].find("rank 0 is blocked in a synchronising CUDA/NCCL call"), std::string::npos)
+      << lines[4];
 }
 
 TEST_F(SharingTest, AKernelLaunchedBeforeTheCollectiveRunsAlone) {

@@ -64,6 +64,10 @@ void Daemon::post(std::function<void(const sim::Simulation&)> fn) {
   asio::post(io_, [this, fn = std::move(fn)] { fn(*simulation_); });
 }
 
+void Daemon::job_stopped() {
+  asio::post(io_, [this] { server_->job_stopped(); });
+}
+
 void Daemon::stop(std::chrono::milliseconds grace) {
   if (stopped_) return;
   stopped_ = true;

@@ -46,6 +46,8 @@ class Daemon {
   // Why the simulation says the job cannot go on (collectives that disagree, a rank that
   // vanished), once it has said so. Any thread.
   std::optional<std::string> failure() const;
+  // The launcher is about to stop the job (sim::Server::job_stopped). Any thread.
+  void job_stopped();
 
   // Stops accepting, lets open connections close (at most `grace`), ends the thread. After
   // this the simulation may be finished. Idempotent.

@@ -81,7 +81,8 @@ std::string describe(int status, int* code) {
 }  // namespace
 
 LaunchResult launch_and_wait(const std::vector<HostLaunch>& launches,
-                             std::optional<std::chrono::seconds> timeout, const AbortCheck& abort) {
+                             std::optional<std::chrono::seconds> timeout, const AbortCheck& abort,
+                             const std::function<void()>& stopping) {
   const StopSignals stop;
   LaunchResult result;
   std::map<pid_t, int> running;  // pid -> host
@@ -131,6 +132,7 @@ LaunchResult launch_and_wait(const std::vector<HostLaunch>& launches,
     }
     if (stop.caught() && !term_sent) {
       result.interrupted = true;
+      if (stopping) stopping();
       kill_all(SIGTERM);
       term_sent = std::chrono::steady_clock::now();
     }
@@ -143,6 +145,7 @@ LaunchResult launch_and_wait(const std::vector<HostLaunch>& launches,
     }
     if (timeout && !term_sent && std::chrono::steady_clock::now() - start > *timeout) {
       result.timed_out = true;
+      if (stopping) stopping();
       kill_all(SIGTERM);
       term_sent = std::chrono::steady_clock::now();
     }

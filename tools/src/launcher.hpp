@@ -38,7 +38,10 @@ struct LaunchResult {
 using AbortCheck = std::function<std::optional<std::string>()>;
 
 // Throws std::runtime_error if a command cannot be started (with the reason from exec).
+// `stopping` is told just before phantora itself stops the job (the timeout, Ctrl-C), not
+// when `abort` asked for the stop.
 LaunchResult launch_and_wait(const std::vector<HostLaunch>& launches,
-                             std::optional<std::chrono::seconds> timeout, const AbortCheck& abort);
+                             std::optional<std::chrono::seconds> timeout, const AbortCheck& abort,
+                             const std::function<void()>& stopping = {});
 
 }  // namespace phantora::tools

@@ -21,12 +21,14 @@
 #include "run_token.hpp"
 #include "shim_location.hpp"
 #include "slurm_launch.hpp"
+#include "stall_snapshot.hpp"
 
 namespace phantora::tools {
 namespace {
 
 sim::RunOutcome outcome_of(const RunOptions& o, const LaunchResult& launched,
-                           const std::string& launch_error, double wall) {
+                           const std::string& launch_error, const std::string& stalled_on,
+                           double wall) {
   sim::RunOutcome outcome;
   outcome.wall_seconds = wall;
   outcome.command = o.command;
@@ -49,6 +51,8 @@ sim::RunOutcome outcome_of(const RunOptions& o, const LaunchResult& launched,
     outcome.status = "failed";
     outcome.exit_code = 124;
     outcome.message = fmt::format("the run exceeded --timeout {} s and was stopped", *o.timeout_s);
+    if (!stalled_on.empty())
+      outcome.message += fmt::format("; the simulation stood so a moment before:\n{}", stalled_on);
   }
   if (!launched.aborted.empty()) {
     outcome.status = "failed";
@@ -92,6 +96,8 @@ int run_command(const RunOptions& o) {
   run.config.token = token;
   // Before the daemon: it tells the progress line who connects, until it stops.
   RunProgress progress(RunProgress::wanted(o), run.scanner, o.out / "job.log", o.expect_steps);
+  // Before the daemon too: its thread may still run what was posted until the daemon goes.
+  StallSnapshot stall;
   Daemon daemon(run, listen, progress.observer());
   DaemonContact contact{daemon.socket(), ""};
   if (listen) {
@@ -172,8 +178,10 @@ int run_command(const RunOptions& o) {
         launches, o.timeout_s ? std::optional(std::chrono::seconds(*o.timeout_s)) : std::nullopt,
         [&] {
           progress.tick(daemon, job_output);
+          if (o.timeout_s) stall.refresh(daemon);
           return daemon.failure();
-        });
+        },
+        [&] { daemon.job_stopped(); });
   } catch (const std::exception& e) {
     launch_error = e.what();
   }
@@ -184,7 +192,8 @@ int run_command(const RunOptions& o) {
   // The job's processes are gone; their connections close. Give stragglers (a process that
   // escaped its host's process group) a moment, then end the daemon.
   daemon.stop(std::chrono::milliseconds(2000));
-  return write_outputs(o, run, daemon.simulation(), outcome_of(o, launched, launch_error, wall),
+  return write_outputs(o, run, daemon.simulation(),
+                       outcome_of(o, launched, launch_error, stall.last(), wall),
                        job_output.log_path());
 }
 

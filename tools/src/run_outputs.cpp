@@ -82,6 +82,10 @@ int write_outputs(const RunOptions& o, const PreparedRun& run, sim::Simulation& 
     simulation.network().write_links_csv(links);
     sim::write_file_atomically(o.out / "links.csv", links.str());
   }
+  if (o.quiet && outcome.status != "ok") {
+    // No summary, but a run that did not end well still says why.
+    fmt::print(stderr, "phantora: {}: {}\n", outcome.status, outcome.message);
+  }
   if (!o.quiet) {
     std::cerr << sim::summary_table(report);
     print_by_family(report["gpu_time"]["by_family"]);

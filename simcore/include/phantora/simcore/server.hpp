@@ -56,6 +56,9 @@ class Server {
     on_failure_ = std::move(handler);
   }
   void fail(const std::string& why);
+  // Whoever runs the job is stopping it (its wall-clock limit, Ctrl-C): what the ranks' ends
+  // then leave waiting is that stop's doing, not a failure of the job to report.
+  void job_stopped() { failed_ = true; }
   // Told (on the daemon's thread) when a client has been welcomed and when its connection has
   // ended, with whether it said goodbye first: `phantora serve` ends a run by these.
   void set_client_observer(std::function<void(ClientId, const wire::Hello&)> joined,

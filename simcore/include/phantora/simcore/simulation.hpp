@@ -100,6 +100,9 @@ class Simulation {
   const Collectives& collectives() const { return collectives_; }
   // Lines describing what is still waiting (collectives missing members, blocked ranks).
   std::vector<std::string> waiting() const;
+  // For a run stopped from outside (its wall-clock limit): where the network stands, how far
+  // causality lets it run and which client holds it there, each client's state, and waiting().
+  std::vector<std::string> stall_report() const;
   const SimulationConfig& config() const { return config_; }
   size_t connected_clients() const;
 
