@@ -52,6 +52,12 @@ SimTime shared_end(SimTime start, const KernelNeeds& kernel, const GpuCapacity& 
       // Bound by HBM: the collectives' traffic leaves it hbm_rate of what it draws alone.
       if (hbm_rate > 0) {
         const double need = std::ceil(static_cast<double>(left) / hbm_rate);
+        // A trickle left for ever (a collective drawing all but a few bytes/s of the plateau,
+        // with no end) would end the kernel past the last time SimTime can hold.
+        const double room =
+            static_cast<double>(std::numeric_limits<int64_t>::max() - 1 - t.as_ps());
+        if (next.is_infinite() && need >= room)
+          throw std::logic_error("shared_end: HBM all but held in full with no end");
         if (next.is_infinite() || need <= static_cast<double>(span))
           return t + SimTime::ps(static_cast<int64_t>(need));
         left -= static_cast<int64_t>(static_cast<double>(span) * hbm_rate);

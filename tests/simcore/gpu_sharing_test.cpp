@@ -104,6 +104,11 @@ TEST(SharedEnd, HbmHeldInFullStallsTheKernelUntilItIsFreed) {
   EXPECT_EQ(shared_end(us(0), {us(100), 0, 3e8}, kGpu, holds), us(110));
   const std::vector<Hold> forever{{us(0), SimTime::infinite(), 0, 3e12}};
   EXPECT_THROW(shared_end(us(0), {us(100), 0, 3e8}, kGpu, forever), std::logic_error);
+  // All but 1e-3 B/s held for ever: the kernel's 100 µs of work at 1e-3 / 3e12 of its speed
+  // would take 3e11 s, past what SimTime holds (about 106 days): the same error, not an
+  // overflowed end.
+  const std::vector<Hold> trickle{{us(0), SimTime::infinite(), 0, 3e12 - 1e-3}};
+  EXPECT_THROW(shared_end(us(0), {us(100), 0, 3e8}, kGpu, trickle), std::logic_error);
 }
 
 TEST(SharedEnd, MoreTrafficNeverEndsEarlier) {
