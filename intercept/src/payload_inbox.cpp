@@ -19,7 +19,7 @@ void PayloadInbox::arrived(uint64_t addr) {
     auto it = expected_.find(addr);
     if (it != expected_.end()) expected_.erase(it);
   }
-  cv_.notify_all();
+  arrivals_.bump_and_wake_all();
 }
 
 bool PayloadInbox::overlaps_locked(uint64_t addr, uint64_t bytes) const {
@@ -35,8 +35,15 @@ bool PayloadInbox::overlaps(uint64_t addr, uint64_t bytes) const {
 }
 
 void PayloadInbox::wait_for(uint64_t addr, uint64_t bytes) {
-  std::unique_lock lock(mu_);
-  cv_.wait(lock, [&] { return !overlaps_locked(addr, bytes); });
+  for (;;) {
+    // Read before looking, so that an arrival after the look moves it on and is not slept over.
+    const uint32_t seen = arrivals_.load();
+    {
+      std::lock_guard lock(mu_);
+      if (!overlaps_locked(addr, bytes)) return;
+    }
+    arrivals_.wait_while(seen);
+  }
 }
 
 }  // namespace phantora::shim

@@ -3,11 +3,12 @@
 // waits for it, so `.item()` or a copy to the host after a broadcast sees the broadcast value.
 #pragma once
 
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <mutex>
+
+#include "futex_word.hpp"
 
 namespace phantora::shim {
 
@@ -26,7 +27,7 @@ class PayloadInbox {
  private:
   bool overlaps_locked(uint64_t addr, uint64_t bytes) const;
   mutable std::mutex mu_;
-  std::condition_variable cv_;
+  FutexWord arrivals_;                          // moves on at every arrival: a waiter looks again
   std::multimap<uint64_t, uint64_t> expected_;  // address -> length
 };
 

@@ -236,6 +236,7 @@ uint64_t Runtime::send_request(wire::RecordType type, const void* body, size_t s
   {
     std::lock_guard rl(reply_mu_);
     id = next_request_++;
+    pending_.emplace(id, std::make_shared<PendingReply>());
   }
   // The thread waits for the answer: it leaves the bound before the request is sent, and the
   // daemon bounds the process by the answer's time until the thread says it runs again.
@@ -250,13 +251,17 @@ uint64_t Runtime::send_request(wire::RecordType type, const void* body, size_t s
 Runtime::Answer Runtime::wait_reply(uint64_t id, bool advance) {
   note_expensive();
   if (id == 0) return Answer{clock(), 0, 0};  // the process is exiting; nothing waits any more
-  wire::Reply r;
+  std::shared_ptr<PendingReply> pending;
   {
-    std::unique_lock rl(reply_mu_);
-    reply_cv_.wait(rl, [&] { return replies_.contains(id); });
-    r = replies_[id];
-    replies_.erase(id);
+    std::lock_guard rl(reply_mu_);
+    pending = pending_.at(id);
   }
+  pending->arrived.wait_while(0);
+  {
+    std::lock_guard rl(reply_mu_);
+    pending_.erase(id);
+  }
+  const wire::Reply r = pending->reply;
   const SimTime t = SimTime::ps(r.time_ps);
   if (advance) advance_clock_to(t);
   Timeline& self = Timelines::self();
@@ -330,11 +335,18 @@ void Runtime::reader_loop() {
       if (shutting_down_) return;
       lost_daemon("malformed reply");
     }
+    std::shared_ptr<PendingReply> pending;
     {
       std::lock_guard rl(reply_mu_);
-      replies_[r.request] = r;
+      auto it = pending_.find(r.request);
+      if (it != pending_.end()) pending = it->second;
     }
-    reply_cv_.notify_all();
+    if (pending == nullptr) {
+      if (shutting_down_) return;
+      lost_daemon("a reply to no request of this process");
+    }
+    pending->reply = r;
+    pending->arrived.bump_and_wake_all();
     watch_bound();
   }
 }
@@ -551,7 +563,7 @@ void Runtime::after_fork_in_child() {
   connected_ = false;
   closed_ = false;
   batch_.clear();
-  replies_.clear();
+  pending_.clear();
   new (&reply_mu_) std::mutex();
   new (&kernels_mu_) std::mutex();
   kernel_ids_.clear();

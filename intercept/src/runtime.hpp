@@ -8,15 +8,16 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "futex_word.hpp"
 #include "phantora/protocol.hpp"
 #include "phantora/units.hpp"
 
@@ -122,9 +123,15 @@ class Runtime {
   std::vector<std::byte> batch_;
   std::thread reader_;
 
-  std::mutex reply_mu_;
-  std::condition_variable reply_cv_;
-  std::map<uint64_t, wire::Reply> replies_;
+  // A request sent and not yet answered: the reader thread fills in the reply, then moves
+  // `arrived` on, which wakes the thread waiting for it (futex_word.hpp says why not a
+  // condition variable).
+  struct PendingReply {
+    FutexWord arrived;
+    wire::Reply reply{};
+  };
+  std::mutex reply_mu_;  // guards pending_ and next_request_
+  std::map<uint64_t, std::shared_ptr<PendingReply>> pending_;
   uint64_t next_request_ = 1;
 
   int64_t last_bound_sent_ = -1;  // the process bound of the latest record (under mu_)

@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Runs that hang: the 16-rank GPT job (FSDP + tensor parallelism 4) N times on loaded cores.
+
+Each run is `phantora run` of examples/gpt.py with 16 live ranks (2 hosts x 8 GPUs) while two
+busy processes load the cores, stopped by --timeout. Prints each run's wall time and status and,
+for a run stopped by --timeout, the first lines of what the simulation stood at (report.json
+`message`). Before the shim's hand-offs slept on futexes (docs/reliability.md, finding 9) one run
+in 10 to 20 hung on a 2-core machine.
+
+  bench/reliability/loaded_ranks.py --build build [--runs 20] [--timeout 300]
+Needs the PyTorch environment of scripts/setup-torch.sh. Python 3.11+ standard library only.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+VENV = os.path.expanduser("~/.cache/phantora/torch-venv")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--timeout", type=int, default=300, help="--timeout of each run, seconds")
+    ap.add_argument("--no-load", action="store_true")
+    a = ap.parse_args()
+    phantora = os.path.join(a.build, "tools", "phantora")
+    load = [] if a.no_load else [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    hung = 0
+    try:
+        with tempfile.TemporaryDirectory(prefix="phantora-loaded-") as work:
+            for i in range(a.runs):
+                out = os.path.join(work, f"run{i}")
+                cmd = [phantora, "run", "--quiet", "--hosts", "2", "--gpus-per-host", "8",
+                       "--gpu", "h100", "--cpu-time", "model", "--timeout", str(a.timeout),
+                       "--out", out, "--",
+                       os.path.join(VENV, "bin", "torchrun"), "--nnodes", "2",
+                       "--nproc-per-node", "8", "--rdzv-backend", "c10d", "--rdzv-endpoint",
+                       f"localhost:{29700 + i}", os.path.join(ROOT, "examples", "gpt.py"),
+                       "--model", "gpt-small", "--parallel", "fsdp", "--steps", "4", "--tp", "4"]
+                start = time.monotonic()
+                p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                   cwd=ROOT)
+                wall = time.monotonic() - start
+                report = {}
+                if os.path.exists(os.path.join(out, "report.json")):
+                    with open(os.path.join(out, "report.json"), encoding="utf-8") as f:
+                        report = json.load(f)
+                print(f"run {i + 1}: exit {p.returncode}, {wall:.0f} s, "
+                      f"{report.get('status', 'no report')}", flush=True)
+                if p.returncode == 124:
+                    hung += 1
+                    for line in report.get("message", "").splitlines()[:4]:
+                        print(f"    {line}", flush=True)
+    finally:
+        for q in load:
+            q.kill()
+    print(f"{hung} of {a.runs} runs stopped by --timeout {a.timeout} s")
+    return 1 if hung else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
