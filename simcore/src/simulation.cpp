@@ -195,6 +195,12 @@ void Simulation::batch(ClientId id, std::span<const std::byte> payload,
   if (departed_) check_stranded();
 }
 
+SimTime Simulation::client_bound(const Client& c) {
+  SimTime bound = c.bound;
+  for (const auto& [request, at] : c.resuming) bound = std::min(bound, at);
+  return bound;
+}
+
 SimTime Simulation::safe_time() const {
   // A launcher said how many ranks the job has (WORLD_SIZE): until all of them have connected,
   // one that has not may still submit work from time zero, so the network must not move.
@@ -207,8 +213,7 @@ SimTime Simulation::safe_time() const {
     // again from that thread's clock, or from a hand-off it counts); a reply not yet taken up
     // bounds the client from its time. A client with every thread waiting does not bound.
     if (!c.connected || c.idle) continue;
-    SimTime bound = c.bound;
-    for (const auto& [request, at] : c.resuming) bound = std::min(bound, at);
+    const SimTime bound = client_bound(c);
     if (!bound.is_infinite()) safe = std::min(safe, bound + config_.launch_latency);
   }
   return safe;
@@ -285,14 +290,18 @@ std::vector<std::string> Simulation::stall_report() const {
     if (c.idle) {
       line += "; idle (waiting outside CUDA), does not bound the network";
     } else {
-      SimTime bound = c.bound;
-      for (const auto& [request, at] : c.resuming) bound = std::min(bound, at);
+      const SimTime bound = client_bound(c);
+      // Which answers: the shim's thread blocked on one names its request (a debugger shows it).
+      std::vector<std::string> answers;
+      for (const auto& [request, at] : c.resuming)
+        answers.push_back(fmt::format("request {} at {}", request, ms(at)));
       line += bound.is_infinite()
                   ? "; every thread waits, does not bound the network"
                   : fmt::format("; bounds the network from {}{}", ms(bound),
-                                c.resuming.empty() ? ""
-                                                   : fmt::format(" ({} answer(s) not yet taken up)",
-                                                                 c.resuming.size()));
+                                answers.empty()
+                                    ? ""
+                                    : fmt::format(" ({} answer(s) not yet taken up: {})",
+                                                  answers.size(), fmt::join(answers, ", ")));
       if (!bound.is_infinite() && bound + config_.launch_latency == safe) line += " <- holds it";
     }
     lines.push_back(std::move(line));

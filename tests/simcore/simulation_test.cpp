@@ -1036,6 +1036,28 @@ TEST_F(SharingTest, AStallReportSaysWhoHoldsTheNetworkAndWhoWaits) {
       << lines[4];
 }
 
+TEST_F(SharingTest, AStallReportNamesTheAnswersNotYetTakenUp) {
+  // Rank 0 queries event 99, never recorded: complete, answered at once with time 0. Until its
+  // thread says it runs again, that answer bounds rank 0 from 0 (the record's own bound says
+  // "waits"), and the report names the request: a debugger on the rank shows which thread waits
+  // for it.
+  const ClientId r0 = connect(0), r1 = connect(1);
+  run(r0, join(0));
+  run(r1, join(1));
+  Batch b;
+  b.event_sync(99, 7, 10);
+  std::vector<wire::Reply> replies;  // not taken up: no kHostResumed follows (run() sends one)
+  sim.batch(r0, b.bytes(), replies);
+  ASSERT_EQ(replies.size(), 1u);
+  const std::vector<std::string> lines = sim.stall_report();
+  ASSERT_GE(lines.size(), 2u) << fmt::format("{}", fmt::join(lines, "\n"));
+  EXPECT_NE(lines[1].find("pid 2000 rank 0: host clock 0.010 ms, 0 call(s) awaiting an answer; "
+                          "bounds the network from 0.000 ms (1 answer(s) not yet taken up: "
+                          "request 7 at 0.000 ms)"),
+            std::string::npos)
+      << lines[1];
+}
+
 TEST_F(SharingTest, AKernelLaunchedBeforeTheCollectiveRunsAlone) {
   EXPECT_EQ(kernel_end(kSms, false), us(34));
   EXPECT_EQ(sim.stats().kernels_shared_with_nccl, 0u);

@@ -136,6 +136,9 @@ class Simulation {
   void reply(ClientId client, uint64_t request, SimTime time, int32_t v0 = 0, int32_t v1 = 0);
   void await(ClientId id, const wire::RecordHeader& h, std::string what,
              const std::function<void(Engine::Callback)>& when);
+  // The earliest time `c` can still submit work: its last-sent bound, lowered by the answers
+  // it has not yet taken up (infinite: every thread waits).
+  static SimTime client_bound(const Client& c);
   // Lets the network run as far as causality allows: no client can still submit anything that
   // starts before the returned time.
   SimTime safe_time() const;
