@@ -220,7 +220,16 @@ clockid_t clock_of(const pthread_cond_t* cond) {
 // wake-up or a signal would wake it (a condition-variable wait returns 0, a semaphore wait, sleep
 // or poll EINTR with the time left), never ahead of the others. Programs wait again, from their
 // own clock.
-constexpr int64_t kCatchUpSliceNs = 1'000'000;
+//
+// The slices start short and double up to kCatchUpLongestSliceNs: a wait that is reached soon
+// notices within a millisecond, one that goes on costs a few wake-ups a second, not a thousand.
+// A wait behind the others is the usual state of PyTorch's NCCL watchdogs (each 100 ms wait
+// ends ahead of the step), four per rank: at 1 ms slices, 16 ranks woke 64,000 times a second
+// and took half of a loaded 2-core machine, and a run stalled for minutes (docs/reliability.md,
+// finding 10). A longer slice delays only the real time at which a reached deadline is noticed,
+// never the simulated time the wait ends at; a signal, post or ready fd ends a slice at once.
+constexpr int64_t kCatchUpFirstSliceNs = 1'000'000;
+constexpr int64_t kCatchUpLongestSliceNs = 32'000'000;
 constexpr int64_t kCatchUpLimitNs = 120'000'000'000;
 
 // kCatchUpLimitNs, or PHANTORA_CATCH_UP_LIMIT_MS (the tests shorten it).
@@ -239,19 +248,22 @@ enum class CatchUp : uint8_t {
   kGaveUp,   // kCatchUpLimitNs passed first: the thread wakes early
 };
 
+// `again(slice_ns)` waits one slice of `slice_ns` real nanoseconds.
 template <typename Again>
 CatchUp catch_up(int64_t deadline_ps, Again&& again) {
   const int64_t since = real_monotonic_ns();
+  int64_t slice = kCatchUpFirstSliceNs;
   while (Timelines::least_other_clock_ps() < deadline_ps) {
     if (real_monotonic_ns() - since > catch_up_limit_ns()) return CatchUp::kGaveUp;
-    if (again()) return CatchUp::kEnded;
+    if (again(slice)) return CatchUp::kEnded;
+    slice = std::min(2 * slice, kCatchUpLongestSliceNs);
   }
   return CatchUp::kReached;
 }
 
-// One slice of real time from now on real clock `c`, as an absolute deadline.
-timespec slice_end(clockid_t c) {
-  return to_timespec(real_ns(c) + kCatchUpSliceNs);
+// A slice of `slice_ns` real nanoseconds from now on real clock `c`, as an absolute deadline.
+timespec slice_end(clockid_t c, int64_t slice_ns) {
+  return to_timespec(real_ns(c) + slice_ns);
 }
 
 // A thread released by the object it waited on: takes the hand-off, or the deadline if it
@@ -270,8 +282,8 @@ int timed_cond_wait(const pthread_cond_t* cond, clockid_t c, const timespec& dea
                     WaitUntil&& wait_until) {
   Timelines::before_wait(cond);
   int rc = wait_until(real_deadline(c, deadline));
-  if (rc == ETIMEDOUT && catch_up(deadline_ps(c, deadline), [&] {
-                           return wait_until(slice_end(real_clock_for(c))) != ETIMEDOUT;
+  if (rc == ETIMEDOUT && catch_up(deadline_ps(c, deadline), [&](int64_t slice) {
+                           return wait_until(slice_end(real_clock_for(c), slice)) != ETIMEDOUT;
                          }) != CatchUp::kReached)
     rc = 0;
   after_timed_wait(cond, rc == ETIMEDOUT, deadline_ps(c, deadline));
@@ -294,8 +306,8 @@ int sleep_until(int64_t end_ps, const timespec& span, timespec* left) {
     if (left != nullptr) *left = rest;
     return rc;
   }
-  const CatchUp how = catch_up(end_ps, [] {
-    const timespec slice = to_timespec(kCatchUpSliceNs);
+  const CatchUp how = catch_up(end_ps, [](int64_t slice_ns) {
+    const timespec slice = to_timespec(slice_ns);
     return real_clock_nanosleep(CLOCK_MONOTONIC, 0, &slice, nullptr) != 0;
   });
   if (how == CatchUp::kGaveUp) {
@@ -319,8 +331,8 @@ int poll_with_timeout(int64_t ns, Wait&& wait) {
   int rc = wait(-1);
   if (rc == 0) {
     const int64_t end_ps = self.clock_ps.load() + ns * 1000;
-    const CatchUp how = catch_up(end_ps, [&] {
-      rc = wait(static_cast<int>(kCatchUpSliceNs / 1'000'000));
+    const CatchUp how = catch_up(end_ps, [&](int64_t slice) {
+      rc = wait(static_cast<int>(slice / 1'000'000));
       return rc != 0;
     });
     if (how == CatchUp::kReached) Timelines::advance_to(end_ps);
@@ -339,8 +351,8 @@ int poll_with_timeout(int64_t ns, Wait&& wait) {
 template <typename Retry>
 int finish_timed_lock(int64_t end_ps, Retry&& retry) {
   int rc = ETIMEDOUT;
-  const CatchUp how = catch_up(end_ps, [&] {
-    rc = retry();
+  const CatchUp how = catch_up(end_ps, [&](int64_t slice) {
+    rc = retry(slice);
     return rc != ETIMEDOUT;
   });
   if (how == CatchUp::kEnded) return rc;
@@ -556,8 +568,8 @@ int timed_sem_wait(sem_t* sem, clockid_t c, const timespec& deadline, WaitUntil&
   int rc = wait_until(real_deadline(c, deadline));
   bool timed_out = rc != 0 && errno == ETIMEDOUT;
   if (timed_out) {
-    const CatchUp how = catch_up(deadline_ps(c, deadline), [&] {
-      rc = wait_until(slice_end(real_clock_for(c)));
+    const CatchUp how = catch_up(deadline_ps(c, deadline), [&](int64_t slice) {
+      rc = wait_until(slice_end(real_clock_for(c), slice));
       return rc == 0 || errno != ETIMEDOUT;
     });
     if (how == CatchUp::kGaveUp) {
@@ -598,8 +610,8 @@ int pthread_mutex_timedlock(pthread_mutex_t* mutex, const struct timespec* deadl
   const timespec real = real_deadline(CLOCK_REALTIME, *deadline);
   int rc = real_pthread_mutex_timedlock(mutex, &real);
   if (rc != ETIMEDOUT) return rc;
-  return finish_timed_lock(deadline_ps(CLOCK_REALTIME, *deadline), [&] {
-    const timespec slice = slice_end(CLOCK_REALTIME);
+  return finish_timed_lock(deadline_ps(CLOCK_REALTIME, *deadline), [&](int64_t slice_ns) {
+    const timespec slice = slice_end(CLOCK_REALTIME, slice_ns);
     return real_pthread_mutex_timedlock(mutex, &slice);
   });
 }
@@ -612,8 +624,8 @@ int pthread_mutex_clocklock(pthread_mutex_t* mutex, clockid_t clock,
   const timespec real = real_deadline(clock, *deadline);
   int rc = real_pthread_mutex_clocklock(mutex, clock, &real);
   if (rc != ETIMEDOUT) return rc;
-  return finish_timed_lock(deadline_ps(clock, *deadline), [&] {
-    const timespec slice = slice_end(real_clock_for(clock));
+  return finish_timed_lock(deadline_ps(clock, *deadline), [&](int64_t slice_ns) {
+    const timespec slice = slice_end(real_clock_for(clock), slice_ns);
     return real_pthread_mutex_clocklock(mutex, real_clock_for(clock), &slice);
   });
 }

@@ -445,8 +445,15 @@ bool Timelines::watch_stalls() {
   for (Timeline* t : r.bounding) {
     const uint64_t activity = t->activity.load(std::memory_order_relaxed);
     if (t->state.load() != ThreadState::kRunning || t->stalled.load() ||
-        activity != t->seen_activity || t->window_start_ns == 0) {
+        activity != t->seen_activity) {
       t->seen_activity = activity;
+      t->window_start_ns = 0;
+      continue;
+    }
+    // The window opens at the first look that finds the thread quiet: /proc is read once per
+    // window, not every few milliseconds for every thread that waits or works (16 ranks of a
+    // loaded 2-core machine spent a tenth of it so).
+    if (t->window_start_ns == 0) {
       t->window_start_ns = now;
       t->window_demand_ns = thread_demand_ns(t->tid);
       continue;

@@ -378,11 +378,16 @@ void Runtime::receive_payload(uint32_t length) {
 void Runtime::watch_idle() {
   const uint64_t work = work_records_.load(std::memory_order_relaxed);
   const int64_t now = real_monotonic_ns();
-  if (work != idle_seen_work_ || idle_since_ns_ == 0) {
+  if (work != idle_seen_work_) {
     idle_seen_work_ = work;
+    idle_since_ns_ = 0;
+    idle_sent_ = false;
+    return;
+  }
+  // The window opens at the first look that finds no new work (one /proc read per window).
+  if (idle_since_ns_ == 0) {
     idle_since_ns_ = now;
     idle_busy_ns_ = main_thread_demand_ns();
-    idle_sent_ = false;
     return;
   }
   if (idle_sent_ || now - idle_since_ns_ < kIdleAfterNs) return;

@@ -260,6 +260,13 @@ def case_timeout_give_up():
     check_close(r.number("after_spin_us"), 0.0, "main's clock after its spin")
     check_close(r.number("w_posted_us"), 10000.0, "W's sleep ends at 10 ms")
     check_close(r.number("after_post_us"), 10000.0, "main takes the post's clock")
+    # W waited behind main (1 s of main's CPU time: longer in real time on a loaded machine) in
+    # slices doubling from 1 ms to 32 ms and starting again at each give-up: about 11 wake-ups
+    # per 200 ms (1 + 2 + ... + 32 + 5 x 32), some 55 per second of real time. Slices of 1 ms
+    # throughout woke it about 1,000 times a second.
+    wakeups, waited_s = r.number("w_wakeups"), r.number("w_waited_real_ms") / 1000.0
+    check(waited_s >= 0.9 and 5 <= wakeups <= 120 * waited_s,
+          f"W woke {wakeups:.0f} times in {waited_s:.2f} s of real time (expected about 55 a second)")
 
 
 def case_host_speed():
