@@ -3,8 +3,7 @@
 
 Each run is `phantora run` of examples/gpt.py with 16 live ranks (2 hosts x 8 GPUs) while two
 busy processes load the cores, stopped by --timeout. Prints each run's wall time and status and,
-for a run stopped by --timeout, the first lines of what the simulation stood at (report.json
-`message`). Before the shim's hand-offs slept on futexes (docs/reliability.md, finding 9) one run
+for a run stopped by --timeout, what the simulation stood at (report.json `message`). Before the shim's hand-offs slept on futexes (docs/reliability.md, finding 9) one run
 in 10 to 20 hung on a 2-core machine.
 
   bench/reliability/loaded_ranks.py --build build [--runs 20] [--timeout 300]
@@ -57,7 +56,8 @@ def main():
                       f"{report.get('status', 'no report')}", flush=True)
                 if p.returncode == 124:
                     hung += 1
-                    for line in report.get("message", "").splitlines()[:4]:
+                    # All of it: which rank holds the network, and the answers it has not taken up.
+                    for line in report.get("message", "").splitlines():
                         print(f"    {line}", flush=True)
     finally:
         for q in load:
