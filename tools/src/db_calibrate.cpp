@@ -41,7 +41,10 @@ struct FamilySummary {
 
 }  // namespace
 
-int run_db_calibrate(const std::string& db_path, const std::string& gpu) {
+int run_db_calibrate(const std::string& db_path, const std::string& gpu,
+                     const std::string& source) {
+  const kernels::EntrySource compared_source =
+      kernels::parse_entry_source(source).value_or(kernels::EntrySource::kMeasured);
   const auto db = kernels::KernelDb::open(db_path, kernels::KernelDb::Mode::kReadOnly);
   const auto& catalog = kernels::GpuCatalog::builtin();
   const std::string key = gpu.empty() ? std::string() : catalog.find(gpu).key;
@@ -50,7 +53,9 @@ int run_db_calibrate(const std::string& db_path, const std::string& gpu) {
   fmt::print("{:<10} {:<7} {:>12} {:>12} {:>8}  {}\n", "gpu", "family", "measured_us",
              "predicted_us", "pred/meas", "signature");
   for (const kernels::DbEntry& e : db.entries(key)) {
-    if (e.source != kernels::EntrySource::kMeasured) continue;  // imported and pinned: not a test
+    // By default only what `db profile` measured: imported and pinned rows are no test of the
+    // models unless the user says they hold measurements (a published table).
+    if (e.source != compared_source) continue;
     const std::string family(kernels::signature_family(e.signature));
     FamilySummary& s = by_family[{e.gpu, family}];
     ++s.rows;

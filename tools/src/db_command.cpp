@@ -367,11 +367,16 @@ DbCommand::DbCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
   o.calibrate = cmd_->add_subcommand(
       "calibrate",
       "Every measured row beside what the cost models would charge without it, and per GPU "
-      "model and family the ratio predicted / measured (geometric mean, min, max). Fits nothing.");
+      "model and family the ratio predicted / measured (geometric mean, min, max). Fits nothing. "
+      "--source imported compares the imported rows instead (a published table of "
+      "measurements brought in with `db import`).");
   o.calibrate->add_option("database,--db", o.db, "Kernel database file (SQLite)")
       ->required()
       ->check(CLI::ExistingFile);
   gpu_opt(o.calibrate);
+  o.calibrate->add_option("--source", o.source, "Compare the rows of this source")
+      ->check(CLI::IsMember({"measured", "imported", "pinned"}))
+      ->default_str("measured");
 }
 
 DbCommand::~DbCommand() = default;
@@ -390,7 +395,8 @@ int DbCommand::run() const {
   if (o.merge->parsed()) return run_merge(o);
   if (o.missing->parsed()) return run_missing(o);
   if (o.profile->parsed()) return run_profile(o);
-  if (o.calibrate->parsed()) return run_db_calibrate(o.db, o.gpu);
+  if (o.calibrate->parsed())
+    return run_db_calibrate(o.db, o.gpu, o.source.empty() ? "measured" : o.source);
   return 2;
 }
 
