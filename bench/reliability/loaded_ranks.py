@@ -3,8 +3,10 @@
 
 Each run is `phantora run` of examples/gpt.py with 16 live ranks (2 hosts x 8 GPUs) while two
 busy processes load the cores, stopped by --timeout. Prints each run's wall time and status and,
-for a run stopped by --timeout, what the simulation stood at (report.json `message`). Before the shim's hand-offs slept on futexes (docs/reliability.md, finding 9) one run
-in 10 to 20 hung on a 2-core machine.
+for a run stopped by --timeout, what the simulation stood at (report.json `message`) and what
+the shims said held their processes' bounds (job.log, docs/reliability.md, "What holds a stalled
+run"). Before the shim's hand-offs slept on futexes (docs/reliability.md, finding 9) one run in
+10 to 20 hung on a 2-core machine.
 
   bench/reliability/loaded_ranks.py --build build [--runs 20] [--timeout 300]
 Needs the PyTorch environment of scripts/setup-torch.sh. Python 3.11+ standard library only.
@@ -20,6 +22,22 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 VENV = os.path.expanduser("~/.cache/phantora/torch-venv")
+
+
+def print_held_bounds(job_log):
+    """The shims' reports of what held their processes' bounds, from the job's output."""
+    try:
+        with open(job_log, encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return
+    for i, line in enumerate(lines):
+        if "has waited" in line and "for the simulator while its own bound" in line:
+            print(f"    {line}", flush=True)
+            for held in lines[i + 1:]:
+                if not held.startswith("  "):
+                    break
+                print(f"    {held}", flush=True)
 
 
 def main():
@@ -59,6 +77,7 @@ def main():
                     # All of it: which rank holds the network, and the answers it has not taken up.
                     for line in report.get("message", "").splitlines():
                         print(f"    {line}", flush=True)
+                    print_held_bounds(os.path.join(out, "job.log"))
     finally:
         for q in load:
             q.kill()

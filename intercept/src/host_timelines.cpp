@@ -220,17 +220,27 @@ void Timelines::register_self() {
   r.any_bounding.store(true);
 }
 
+namespace {
+// Whether a bounding thread's clock counts in the process bound: it runs (and is not blocked
+// where the shim cannot see), or it ended and a joiner waits for its end.
+bool counts_in_bound(const Timeline& t) {
+  const ThreadState s = t.state.load(std::memory_order_acquire);
+  return (s == ThreadState::kRunning && !t.stalled.load(std::memory_order_relaxed)) ||
+         (s == ThreadState::kExited && t.awaited.load());
+}
+
+int64_t bound_locked(Registry& r, int64_t now_ns) {
+  int64_t bound = wire::kNoBound;
+  for (const Timeline* t : r.bounding)
+    if (counts_in_bound(*t)) bound = std::min(bound, t->clock_ps.load(std::memory_order_relaxed));
+  return std::min(bound, least_pending_locked(r, now_ns));
+}
+}  // namespace
+
 int64_t Timelines::bound_ps() {
   Registry& r = registry();
   std::lock_guard lock(r.mu);
-  int64_t bound = wire::kNoBound;
-  for (const Timeline* t : r.bounding) {
-    const ThreadState s = t->state.load(std::memory_order_acquire);
-    const bool runs = s == ThreadState::kRunning && !t->stalled.load(std::memory_order_relaxed);
-    if (runs || (s == ThreadState::kExited && t->awaited.load()))
-      bound = std::min(bound, t->clock_ps.load(std::memory_order_relaxed));
-  }
-  return std::min(bound, least_pending_locked(r, real_monotonic_ns()));
+  return bound_locked(r, real_monotonic_ns());
 }
 
 int64_t Timelines::least_other_clock_ps() {
@@ -262,6 +272,59 @@ int64_t Timelines::least_other_clock_ps() {
   // A hand-off signalled and not yet taken up is a thread about to run from its clock (between
   // the autograd thread's signal and the main thread's waking, both wait).
   return std::min(least, least_pending_locked(r, now));
+}
+
+namespace {
+// A thread's name and scheduler state from /proc ("?" where unreadable).
+std::string thread_label(int tid) {
+  char path[64];
+  std::snprintf(path, sizeof(path), "/proc/self/task/%d/comm", tid);
+  std::string name = "?";
+  if (std::FILE* f = std::fopen(path, "r")) {
+    char buf[64] = {};
+    if (std::fgets(buf, sizeof(buf), f) != nullptr) {
+      name = buf;
+      while (!name.empty() && name.back() == '\n') name.pop_back();
+    }
+    std::fclose(f);
+  }
+  return name + (thread_runnable(tid) ? ", runnable" : ", not runnable");
+}
+
+std::string ms(int64_t ps) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.3f ms", static_cast<double>(ps) / 1e9);
+  return buf;
+}
+}  // namespace
+
+std::string Timelines::describe_bound() {
+  Registry& r = registry();
+  std::lock_guard lock(r.mu);
+  std::string out;
+  const int64_t now = real_monotonic_ns();
+  const int64_t bound = bound_locked(r, now);
+  if (bound == wire::kNoBound) return out;
+  for (const Timeline* t : r.bounding) {
+    if (!counts_in_bound(*t) || t->clock_ps.load(std::memory_order_relaxed) != bound) continue;
+    if (t->state.load() == ThreadState::kExited)
+      out += "  a thread that ended at " + ms(bound) + ", which another thread joins\n";
+    else
+      out += "  thread " + std::to_string(t->tid) + " (" + thread_label(t->tid) + ") at " +
+             ms(bound) + ", running without a call the simulator sees\n";
+  }
+  for (const auto& [slot, q] : r.pending) {
+    for (const PendingHandoff& h : q) {
+      if (h.clock_ps != bound) continue;
+      char age[32];
+      std::snprintf(age, sizeof(age), "%.1f s", static_cast<double>(now - h.made_ns) / 1e9);
+      out += "  a signal at " + ms(bound) + " on an object no thread has woken from (" + age +
+             " ago)\n";
+    }
+  }
+  // What is left of the pending clocks: threads being created (thread_created).
+  if (out.empty()) out += "  a thread being created at " + ms(bound) + "\n";
+  return out;
 }
 
 int64_t Timelines::latest_ps() {

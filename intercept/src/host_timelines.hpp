@@ -17,6 +17,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <string>
 
 #include "phantora/protocol.hpp"
 
@@ -73,6 +74,10 @@ class Timelines {
   static void register_self();
   // The least clock of running bounding threads and pending hand-offs (wire::kNoBound: none).
   static int64_t bound_ps();
+  // What holds the process bound now, one line each: the running threads at the least clock
+  // (tid, name, state in /proc) and the hand-offs not taken up (their clock and age); empty
+  // when nothing does. For the report of a bound that has not moved for a long time.
+  static std::string describe_bound();
   // The latest clock of any thread: where the process is when it ends.
   static int64_t latest_ps();
   // The least clock of the other threads that do the program's CUDA work (running, not stalled,

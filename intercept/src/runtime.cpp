@@ -39,6 +39,12 @@ constexpr int64_t kIdleAfterNs = 2'000'000'000;
 // as waiting; above it, the process is computing and keeps bounding the simulation.
 constexpr double kIdleBusyShare = 0.2;
 
+// How long the process bound may stand still while a thread of the process waits for the
+// simulator before the shim says what holds it (PHANTORA_HELD_BOUND_REPORT_MS; tests shorten
+// it). A minute: far beyond any wait of a run that progresses, well before --timeout's usual
+// values.
+constexpr int64_t kHeldBoundReportNs = 60'000'000'000;
+
 // The main thread's demand (real_clock.hpp), so that a rank starved of CPU on an
 // oversubscribed machine still counts as busy.
 int64_t main_thread_demand_ns() {
@@ -313,6 +319,7 @@ void Runtime::reader_loop() {
       }
       watch_idle();
       watch_bound();
+      watch_held_bound();
       continue;
     }
     if (ready < 0 && errno == EINTR) continue;
@@ -359,6 +366,36 @@ void Runtime::watch_bound() {
   const wire::HostClock moved{0, 0, 0};
   append_locked(wire::RecordType::kHostClock, 0, &moved, sizeof(moved), nullptr, 0);
   flush_locked();
+}
+
+void Runtime::watch_held_bound() {
+  const int64_t bound = Timelines::bound_ps();
+  const int64_t now = real_monotonic_ns();
+  if (bound != held_bound_) {
+    held_bound_ = bound;
+    held_since_ns_ = now;
+    held_reported_ = false;
+    return;
+  }
+  static const int64_t limit_ns = [] {
+    const int ms = env_int("PHANTORA_HELD_BOUND_REPORT_MS", 0);
+    return ms > 0 ? int64_t{ms} * 1'000'000 : kHeldBoundReportNs;
+  }();
+  if (held_reported_ || bound == wire::kNoBound || now - held_since_ns_ < limit_ns) return;
+  {
+    std::lock_guard rl(reply_mu_);
+    if (pending_.empty()) return;  // nothing of the process waits for the simulator
+  }
+  held_reported_ = true;
+  const std::string holders = Timelines::describe_bound();
+  std::fprintf(stderr,
+               "phantora: pid %d has waited %.0f s of real time for the simulator while its own "
+               "bound (the earliest time at which it can still submit work, which the simulation "
+               "may not pass) stood at %.3f ms; what holds it:\n%s"
+               "(docs/reliability.md, \"What holds a stalled run\")\n",
+               static_cast<int>(getpid()), static_cast<double>(now - held_since_ns_) / 1e9,
+               static_cast<double>(bound) / 1e9, holders.c_str());
+  std::fflush(stderr);
 }
 
 void Runtime::receive_payload(uint32_t length) {

@@ -110,6 +110,9 @@ class Runtime {
   // Called by the reader thread: tells the daemon when the process bound moved without a record
   // (a thread began to wait for another).
   void watch_bound();
+  // Called by the reader thread: prints once what holds the process bound when it has stood
+  // still for a long time while a thread of the process waits for the simulator (a stall).
+  void watch_held_bound();
   void watch_fatal_signals();
   void receive_payload(uint32_t length);
   [[noreturn]] void lost_daemon(const std::string& why);
@@ -146,6 +149,10 @@ class Runtime {
   int64_t idle_since_ns_ = 0;
   int64_t idle_busy_ns_ = 0;
   bool idle_sent_ = false;
+  // Held-bound report (reader thread only).
+  int64_t held_bound_ = -1;
+  int64_t held_since_ns_ = 0;
+  bool held_reported_ = false;
 
   std::mutex kernels_mu_;
   std::map<std::string, uint32_t> kernel_ids_;

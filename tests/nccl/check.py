@@ -639,6 +639,29 @@ def span_clusters(spans):
     return [by_ts[k] for k in sorted(by_ts)]
 
 
+def case_held_bound():
+    # programs/held_bound.cu, zero mode: "spinner" computes for 3 s of real time at clock 0
+    # while main waits for a 1 MiB all-reduce over 2 GPUs, which cannot end before the network
+    # has been simulated past its start. With PHANTORA_HELD_BOUND_REPORT_MS=1000 the shim says,
+    # once, after about 1 s, that the bound stands at 0 held by the spinner (running, on the
+    # CPU); the synchronisation returns only once the spinner has ended.
+    r = run("held_bound", [prog("held_bound")],
+            flags=["--hosts", "1", "--gpus-per-host", "2", "--cpu-time", "zero"],
+            env={"PHANTORA_HELD_BOUND_REPORT_MS": "1000"}, timeout=60)
+    if r.rc != 0:
+        return
+    tid = int(r.number("spinner_tid"))
+    reports = r.stderr.count("has waited")
+    check(reports == 1, f"one held-bound report ({reports}):\n{r.stderr[-2000:]}")
+    check("bound (the earliest time at which it can still submit work, which the simulation may "
+          "not pass) stood at 0.000 ms" in r.stderr, "the report gives the bound, 0 ms")
+    check(f"  thread {tid} (spinner, runnable) at 0.000 ms, running without a call the "
+          "simulator sees" in r.stderr, f"the report names thread {tid}, the spinner, at 0 ms")
+    check(r.number("sync_waited_real_s") >= 1.5,
+          "the synchronisation waited for the spinner (about 3 s of real time)")
+    check(r.number("done") == 1, "the program ends once the spinner has")
+
+
 def case_comm_init_all():
     # One process, 4 GPUs, ncclCommInitAll; every operation timed alone (64 MiB).
     r = run("comm_init_all", [prog("comm_api"), "ops"],
@@ -757,6 +780,7 @@ CASES = {
     "host_timing": case_host_timing,
     "overlap": case_overlap,
     "overlap_hbm": case_overlap_hbm,
+    "held_bound": case_held_bound,
     "comm_init_all": case_comm_init_all,
     "comm_split": case_comm_split,
     "comm_split_grouped": case_comm_split_grouped,
