@@ -10,7 +10,8 @@ By hand:
   sm_90, b=2, m=256, n=1024, k=512 at 1e14 FLOP/s: 2 * 2 * 256 * 1024 * 512 / 1e14 = 5.36871 us,
   signature m=1024, n=256 (XLA's row-major dot is cuBLAS's column-major call with m and n
   swapped).
-  The sm_100 block and the f32 figures are not taken for --arch sm_90 --dtype bf16.
+  The sm_100 block and the f32 figures are not taken for --arch sm_90 --dtype bf16; with
+  --dtype f32xf32->f32 the one f32 figure (1 FLOP/s) is a TF32 GEMM (XLA's default for f32).
 """
 import csv
 import os
@@ -95,6 +96,18 @@ def main():
                "the cube's row: published 200.00, model 182.84 (by hand), ratio 0.914")
         expect(any(l.startswith("all ") and l.split()[1] == "2" for l in lines),
                "the summary counts both rows")
+
+        # f32 dots are TF32 tensor-core GEMMs in XLA: 2 * 4096^3 at 1 FLOP/s, compute=tf32.
+        f32_csv = os.path.join(tmp, "f32.csv")
+        p = subprocess.run([sys.executable, script, "--table", table, "--csv", f32_csv,
+                            "--dtype", "f32xf32->f32"], capture_output=True, text=True)
+        with open(f32_csv) as f:
+            f32_rows = list(csv.DictReader(f))
+        expect(p.returncode == 0 and len(f32_rows) == 1 and
+               f32_rows[0]["signature"] == cube.replace("a=bf16,b=bf16,c=bf16,compute=f32",
+                                                        "a=f32,b=f32,c=f32,compute=tf32") and
+               abs(float(f32_rows[0]["mean_us"]) - 2 * 4096**3 * 1e6) < 1,
+               "--dtype f32xf32->f32: one row, a TF32 GEMM of 2 * 4096^3 FLOPs at 1 FLOP/s")
 
         # The default source is `measured`: imported rows are compared only when asked for.
         db = os.path.join(tmp, "t.db")
