@@ -47,7 +47,8 @@ def parse_table(text):
         entries = []
         for e in re.finditer(r"entries\s*\{\s*b:\s*(\d+)\s*m:\s*(\d+)\s*n:\s*(\d+)\s*k:\s*(\d+)"
                              r"((?:\s*flops\s*\{[^}]*\})+)", block):
-            flops = {f.group(1): float(f.group(2)) for f in re.finditer(
+            # Keys are lower case in some versions of the table, upper case in others.
+            flops = {f.group(1).lower(): float(f.group(2)) for f in re.finditer(
                 r'flops\s*\{\s*key:\s*"([^"]+)"\s*value:\s*([0-9.eE+]+)\s*\}', e.group(5))}
             entries.append((int(e.group(1)), int(e.group(2)), int(e.group(3)), int(e.group(4)),
                             flops))

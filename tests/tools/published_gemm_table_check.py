@@ -9,7 +9,7 @@ By hand:
   1024 tiles in 8 waves, 4 + 1056 * 2 * 128^2 * 4096 / (989.4 T * 0.801) = 182.84 us: ratio 0.914.
   sm_90, b=2, m=256, n=1024, k=512 at 1e14 FLOP/s: 2 * 2 * 256 * 1024 * 512 / 1e14 = 5.36871 us,
   signature m=1024, n=256 (XLA's row-major dot is cuBLAS's column-major call with m and n
-  swapped).
+  swapped; its key is in upper case, as in other versions of the table).
   The sm_100 block and the f32 figures are not taken for --arch sm_90 --dtype bf16; with
   --dtype f32xf32->f32 the one f32 figure (1 FLOP/s) is a TF32 GEMM (XLA's default for f32).
 """
@@ -48,7 +48,7 @@ TABLE = """constexpr char kDefaultMatmulPTable[] = R"pb(
         m: 256
         n: 1024
         k: 512
-        flops { key: "bf16xbf16->bf16" value: 100000000000000 }
+        flops { key: "BF16xBF16->BF16" value: 100000000000000 }
       }
     }
   }
