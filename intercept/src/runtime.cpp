@@ -208,7 +208,7 @@ void Runtime::append_locked(wire::RecordType type, uint64_t request, const void*
   h.request = request;
   h.host_time_ps = self.clock_ps.load(std::memory_order_relaxed);
   h.bound_ps = Timelines::bound_ps();
-  last_bound_sent_ = h.bound_ps;
+  last_bound_sent_.store(h.bound_ps, std::memory_order_relaxed);
   const size_t total = sizeof(h) + head_size + tail_size;
   if (batch_.size() + total > kFlushBytes) flush_locked();
   const size_t at = batch_.size();
@@ -362,17 +362,17 @@ void Runtime::watch_bound() {
   Timelines::watch_stalls();
   std::unique_lock lock(mu_, std::try_to_lock);
   if (!lock.owns_lock() || closed_) return;
-  if (Timelines::bound_ps() == last_bound_sent_) return;
+  if (Timelines::bound_ps() == last_bound_sent_.load(std::memory_order_relaxed)) return;
   const wire::HostClock moved{0, 0, 0};
   append_locked(wire::RecordType::kHostClock, 0, &moved, sizeof(moved), nullptr, 0);
   flush_locked();
 }
 
 void Runtime::watch_held_bound() {
-  const int64_t bound = Timelines::bound_ps();
+  const int64_t sent = last_bound_sent_.load(std::memory_order_relaxed);
   const int64_t now = real_monotonic_ns();
-  if (bound != held_bound_) {
-    held_bound_ = bound;
+  if (sent != held_bound_) {
+    held_bound_ = sent;
     held_since_ns_ = now;
     held_reported_ = false;
     return;
@@ -381,20 +381,40 @@ void Runtime::watch_held_bound() {
     const int ms = env_int("PHANTORA_HELD_BOUND_REPORT_MS", 0);
     return ms > 0 ? int64_t{ms} * 1'000'000 : kHeldBoundReportNs;
   }();
-  if (held_reported_ || bound == wire::kNoBound || now - held_since_ns_ < limit_ns) return;
+  if (held_reported_ || sent == wire::kNoBound || now - held_since_ns_ < limit_ns) return;
   {
     std::lock_guard rl(reply_mu_);
     if (pending_.empty()) return;  // nothing of the process waits for the simulator
   }
   held_reported_ = true;
-  const std::string holders = Timelines::describe_bound();
+  // What holds the bound now; and, if it has moved, why the simulator was not told (the reader
+  // sends a moved bound every few milliseconds unless the connection's lock is taken).
+  const int64_t local = Timelines::bound_ps();
+  char now_line[256] = "";
+  if (local != sent) {
+    char lock[96];
+    if (mu_.try_lock()) {
+      std::snprintf(lock, sizeof(lock),
+                    "the connection's lock is free, %zu bytes of records unsent", batch_.size());
+      mu_.unlock();
+    } else {
+      std::snprintf(lock, sizeof(lock), "the connection's lock is held by thread %d",
+                    mu_.native_handle()->__data.__owner);
+    }
+    char local_text[48] = "none (every thread waits)";
+    if (local != wire::kNoBound)
+      std::snprintf(local_text, sizeof(local_text), "%.3f ms", static_cast<double>(local) / 1e9);
+    std::snprintf(now_line, sizeof(now_line),
+                  "  the process's bound is now %s but was not sent (%s)\n", local_text, lock);
+  }
+  const std::string holders = local == wire::kNoBound ? std::string() : Timelines::describe_bound();
   std::fprintf(stderr,
                "phantora: pid %d has waited %.0f s of real time for the simulator while its own "
                "bound (the earliest time at which it can still submit work, which the simulation "
-               "may not pass) stood at %.3f ms; what holds it:\n%s"
+               "may not pass) stood at %.3f ms; what holds it:\n%s%s"
                "(docs/reliability.md, \"What holds a stalled run\")\n",
                static_cast<int>(getpid()), static_cast<double>(now - held_since_ns_) / 1e9,
-               static_cast<double>(bound) / 1e9, holders.c_str());
+               static_cast<double>(sent) / 1e9, now_line, holders.c_str());
   std::fflush(stderr);
 }
 

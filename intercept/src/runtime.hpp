@@ -110,8 +110,9 @@ class Runtime {
   // Called by the reader thread: tells the daemon when the process bound moved without a record
   // (a thread began to wait for another).
   void watch_bound();
-  // Called by the reader thread: prints once what holds the process bound when it has stood
-  // still for a long time while a thread of the process waits for the simulator (a stall).
+  // Called by the reader thread: prints once what holds the process bound when the bound the
+  // simulator has of it has stood still for a long time while a thread of the process waits for
+  // the simulator (a stall), and whether the bound has moved since without being sent.
   void watch_held_bound();
   void watch_fatal_signals();
   void receive_payload(uint32_t length);
@@ -137,7 +138,9 @@ class Runtime {
   std::map<uint64_t, std::shared_ptr<PendingReply>> pending_;
   uint64_t next_request_ = 1;
 
-  int64_t last_bound_sent_ = -1;  // the process bound of the latest record (under mu_)
+  // The process bound of the latest record (written under mu_; the reader's stall report reads
+  // it without).
+  std::atomic<int64_t> last_bound_sent_{-1};
   int32_t exit_code_ = 0;
   std::atomic<uint64_t> next_stream_{wire::kFirstUserStream};
   std::atomic<uint64_t> next_event_{1};
