@@ -327,6 +327,18 @@ std::string Timelines::describe_bound() {
   return out;
 }
 
+int Timelines::bound_holder_tid() {
+  Registry& r = registry();
+  std::lock_guard lock(r.mu);
+  const int64_t bound = bound_locked(r, real_monotonic_ns());
+  if (bound == wire::kNoBound) return -1;
+  for (const Timeline* t : r.bounding)
+    if (counts_in_bound(*t) && t->clock_ps.load(std::memory_order_relaxed) == bound &&
+        t->state.load() != ThreadState::kExited)
+      return t->tid;
+  return 0;
+}
+
 int64_t Timelines::latest_ps() {
   Registry& r = registry();
   std::lock_guard lock(r.mu);

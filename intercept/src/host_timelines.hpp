@@ -78,6 +78,9 @@ class Timelines {
   // (tid, name, state in /proc) and the hand-offs not taken up (their clock and age); empty
   // when nothing does. For the report of a bound that has not moved for a long time.
   static std::string describe_bound();
+  // The thread whose clock is the process bound now (its tid), 0 when the bound comes from a
+  // hand-off or a thread being created, -1 when nothing bounds the process.
+  static int bound_holder_tid();
   // The latest clock of any thread: where the process is when it ends.
   static int64_t latest_ps();
   // The least clock of the other threads that do the program's CUDA work (running, not stalled,

@@ -242,7 +242,9 @@ uint64_t Runtime::send_request(wire::RecordType type, const void* body, size_t s
   {
     std::lock_guard rl(reply_mu_);
     id = next_request_++;
-    pending_.emplace(id, std::make_shared<PendingReply>());
+    auto reply = std::make_shared<PendingReply>();
+    reply->sent_ns = real_monotonic_ns();
+    pending_.emplace(id, std::move(reply));
   }
   // The thread waits for the answer: it leaves the bound before the request is sent, and the
   // daemon bounds the process by the answer's time until the thread says it runs again.
@@ -366,27 +368,37 @@ void Runtime::watch_bound() {
   const wire::HostClock moved{0, 0, 0};
   append_locked(wire::RecordType::kHostClock, 0, &moved, sizeof(moved), nullptr, 0);
   flush_locked();
+  // For the stall report: a process whose threads all wait should send no finite bound here;
+  // one that does has a thread entering its bound at an old clock.
+  ++reader_bound_sends_;
+  const int64_t sent = last_bound_sent_.load(std::memory_order_relaxed);
+  if (sent != wire::kNoBound) {
+    reader_last_finite_ps_ = sent;
+    reader_last_finite_tid_ = Timelines::bound_holder_tid();
+  }
 }
 
 void Runtime::watch_held_bound() {
-  const int64_t sent = last_bound_sent_.load(std::memory_order_relaxed);
-  const int64_t now = real_monotonic_ns();
-  if (sent != held_bound_) {
-    held_bound_ = sent;
-    held_since_ns_ = now;
-    held_reported_ = false;
-    return;
-  }
   static const int64_t limit_ns = [] {
     const int ms = env_int("PHANTORA_HELD_BOUND_REPORT_MS", 0);
     return ms > 0 ? int64_t{ms} * 1'000'000 : kHeldBoundReportNs;
   }();
-  if (held_reported_ || sent == wire::kNoBound || now - held_since_ns_ < limit_ns) return;
+  const int64_t now = real_monotonic_ns();
+  uint64_t oldest = 0;
+  int64_t oldest_ns = now;
   {
     std::lock_guard rl(reply_mu_);
-    if (pending_.empty()) return;  // nothing of the process waits for the simulator
+    for (const auto& [id, reply] : pending_) {
+      if (reply->sent_ns < oldest_ns) {
+        oldest = id;
+        oldest_ns = reply->sent_ns;
+      }
+    }
   }
-  held_reported_ = true;
+  if (oldest == 0 || oldest == held_reported_request_ || now - oldest_ns < limit_ns) return;
+  held_reported_request_ = oldest;
+  const int64_t sent = last_bound_sent_.load(std::memory_order_relaxed);
+  if (sent == wire::kNoBound) return;  // the simulator is not held by this process
   // What holds the bound now; and, if it has moved, why the simulator was not told (the reader
   // sends a moved bound every few milliseconds unless the connection's lock is taken).
   const int64_t local = Timelines::bound_ps();
@@ -407,14 +419,26 @@ void Runtime::watch_held_bound() {
     std::snprintf(now_line, sizeof(now_line),
                   "  the process's bound is now %s but was not sent (%s)\n", local_text, lock);
   }
+  char sends[160];
+  if (reader_last_finite_ps_ < 0) {
+    std::snprintf(sends, sizeof(sends), "  the reader has sent %llu moved bound(s), none finite\n",
+                  static_cast<unsigned long long>(reader_bound_sends_));
+  } else {
+    std::snprintf(sends, sizeof(sends),
+                  "  the reader has sent %llu moved bound(s), the latest finite one %.3f ms "
+                  "with thread %d at it\n",
+                  static_cast<unsigned long long>(reader_bound_sends_),
+                  static_cast<double>(reader_last_finite_ps_) / 1e9, reader_last_finite_tid_);
+  }
   const std::string holders = local == wire::kNoBound ? std::string() : Timelines::describe_bound();
   std::fprintf(stderr,
-               "phantora: pid %d has waited %.0f s of real time for the simulator while its own "
-               "bound (the earliest time at which it can still submit work, which the simulation "
-               "may not pass) stood at %.3f ms; what holds it:\n%s%s"
+               "phantora: pid %d has waited %.0f s of real time for the simulator's answer to "
+               "request %llu while its own bound (the earliest time at which it can still submit "
+               "work, which the simulation may not pass) stood at %.3f ms; what holds it:\n%s%s%s"
                "(docs/reliability.md, \"What holds a stalled run\")\n",
-               static_cast<int>(getpid()), static_cast<double>(now - held_since_ns_) / 1e9,
-               static_cast<double>(sent) / 1e9, now_line, holders.c_str());
+               static_cast<int>(getpid()), static_cast<double>(now - oldest_ns) / 1e9,
+               static_cast<unsigned long long>(oldest), static_cast<double>(sent) / 1e9, now_line,
+               holders.c_str(), sends);
   std::fflush(stderr);
 }
 

@@ -110,9 +110,9 @@ class Runtime {
   // Called by the reader thread: tells the daemon when the process bound moved without a record
   // (a thread began to wait for another).
   void watch_bound();
-  // Called by the reader thread: prints once what holds the process bound when the bound the
-  // simulator has of it has stood still for a long time while a thread of the process waits for
-  // the simulator (a stall), and whether the bound has moved since without being sent.
+  // Called by the reader thread: when a request has waited a long time for its answer (a
+  // stall), prints once what holds the process bound, whether it has moved without being sent,
+  // and the bounds the reader sent meanwhile with the thread at the latest finite one.
   void watch_held_bound();
   void watch_fatal_signals();
   void receive_payload(uint32_t length);
@@ -133,6 +133,7 @@ class Runtime {
   struct PendingReply {
     FutexWord arrived;
     wire::Reply reply{};
+    int64_t sent_ns = 0;  // real monotonic time the request was made (the stall report)
   };
   std::mutex reply_mu_;  // guards pending_ and next_request_
   std::map<uint64_t, std::shared_ptr<PendingReply>> pending_;
@@ -152,10 +153,12 @@ class Runtime {
   int64_t idle_since_ns_ = 0;
   int64_t idle_busy_ns_ = 0;
   bool idle_sent_ = false;
-  // Held-bound report (reader thread only).
-  int64_t held_bound_ = -1;
-  int64_t held_since_ns_ = 0;
-  bool held_reported_ = false;
+  // Stall report (reader thread only): the request last reported, and the bounds the reader
+  // itself sent because the process bound moved without a record (watch_bound).
+  uint64_t held_reported_request_ = 0;
+  uint64_t reader_bound_sends_ = 0;
+  int64_t reader_last_finite_ps_ = -1;  // the latest finite one, and the thread at it
+  int reader_last_finite_tid_ = -1;
 
   std::mutex kernels_mu_;
   std::map<std::string, uint32_t> kernel_ids_;

@@ -657,6 +657,8 @@ def case_held_bound():
           "not pass) stood at 0.000 ms" in r.stderr, "the report gives the bound, 0 ms")
     check(f"  thread {tid} (spinner, runnable) at 0.000 ms, running without a call the "
           "simulator sees" in r.stderr, f"the report names thread {tid}, the spinner, at 0 ms")
+    check("  the reader has sent 0 moved bound(s), none finite" in r.stderr,
+          "the report says the reader sent no moved bound (the spinner held it still)")
     check(r.number("sync_waited_real_s") >= 1.5,
           "the synchronisation waited for the spinner (about 3 s of real time)")
     check(r.number("done") == 1, "the program ends once the spinner has")
