@@ -397,8 +397,9 @@ void Runtime::watch_held_bound() {
   }
   if (oldest == 0 || oldest == held_reported_request_ || now - oldest_ns < limit_ns) return;
   held_reported_request_ = oldest;
+  // Every rank of a stalled job says so, not only the one whose bound holds the simulation: a
+  // holder may have sent none at this instant and a finite one the next (docs/reliability.md).
   const int64_t sent = last_bound_sent_.load(std::memory_order_relaxed);
-  if (sent == wire::kNoBound) return;  // the simulator is not held by this process
   // What holds the bound now; and, if it has moved, why the simulator was not told (the reader
   // sends a moved bound every few milliseconds unless the connection's lock is taken).
   const int64_t local = Timelines::bound_ps();
@@ -431,14 +432,17 @@ void Runtime::watch_held_bound() {
                   static_cast<double>(reader_last_finite_ps_) / 1e9, reader_last_finite_tid_);
   }
   const std::string holders = local == wire::kNoBound ? std::string() : Timelines::describe_bound();
+  char sent_text[48] = "none (every thread waits)";
+  if (sent != wire::kNoBound)
+    std::snprintf(sent_text, sizeof(sent_text), "%.3f ms", static_cast<double>(sent) / 1e9);
   std::fprintf(stderr,
                "phantora: pid %d has waited %.0f s of real time for the simulator's answer to "
                "request %llu while its own bound (the earliest time at which it can still submit "
-               "work, which the simulation may not pass) stood at %.3f ms; what holds it:\n%s%s%s"
+               "work, which the simulation may not pass) stood at %s; what holds it:\n%s%s%s"
                "(docs/reliability.md, \"What holds a stalled run\")\n",
                static_cast<int>(getpid()), static_cast<double>(now - oldest_ns) / 1e9,
-               static_cast<unsigned long long>(oldest), static_cast<double>(sent) / 1e9, now_line,
-               holders.c_str(), sends);
+               static_cast<unsigned long long>(oldest), sent_text, now_line, holders.c_str(),
+               sends);
   std::fflush(stderr);
 }
 
