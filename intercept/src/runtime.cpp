@@ -39,10 +39,9 @@ constexpr int64_t kIdleAfterNs = 2'000'000'000;
 // as waiting; above it, the process is computing and keeps bounding the simulation.
 constexpr double kIdleBusyShare = 0.2;
 
-// How long the process bound may stand still while a thread of the process waits for the
-// simulator before the shim says what holds it (PHANTORA_HELD_BOUND_REPORT_MS; tests shorten
-// it). A minute: far beyond any wait of a run that progresses, well before --timeout's usual
-// values.
+// How long a request may wait for the simulator's answer before the shim says what holds the
+// process bound (PHANTORA_HELD_BOUND_REPORT_MS; tests shorten it). A minute: far beyond any wait
+// of a run that progresses, well before --timeout's usual values.
 constexpr int64_t kHeldBoundReportNs = 60'000'000'000;
 
 // The main thread's demand (real_clock.hpp), so that a rank starved of CPU on an
