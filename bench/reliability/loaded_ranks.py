@@ -32,7 +32,7 @@ def print_held_bounds(job_log):
     except OSError:
         return
     for i, line in enumerate(lines):
-        if "has waited" in line and "for the simulator while its own bound" in line:
+        if line.startswith("phantora: pid ") and "has waited" in line and "its own bound" in line:
             print(f"    {line}", flush=True)
             for held in lines[i + 1:]:
                 if not held.startswith("  "):

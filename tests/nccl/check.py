@@ -643,8 +643,9 @@ def case_held_bound():
     # programs/held_bound.cu, zero mode: "spinner" computes for 3 s of real time at clock 0
     # while main waits for a 1 MiB all-reduce over 2 GPUs, which cannot end before the network
     # has been simulated past its start. With PHANTORA_HELD_BOUND_REPORT_MS=1000 the shim says,
-    # once, after about 1 s, that the bound stands at 0 held by the spinner (running, on the
-    # CPU); the synchronisation returns only once the spinner has ended.
+    # once, after the request has waited about 1 s, that the bound stands at 0 held by the
+    # spinner (running, on the CPU) and that its reader sent no moved bound; the
+    # synchronisation returns only once the spinner has ended.
     r = run("held_bound", [prog("held_bound")],
             flags=["--hosts", "1", "--gpus-per-host", "2", "--cpu-time", "zero"],
             env={"PHANTORA_HELD_BOUND_REPORT_MS": "1000"}, timeout=60)
