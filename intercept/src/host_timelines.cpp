@@ -327,13 +327,11 @@ std::string Timelines::describe_bound() {
   return out;
 }
 
-int Timelines::bound_holder_tid() {
+int Timelines::bound_holder_tid(int64_t bound_ps) {
   Registry& r = registry();
   std::lock_guard lock(r.mu);
-  const int64_t bound = bound_locked(r, real_monotonic_ns());
-  if (bound == wire::kNoBound) return -1;
   for (const Timeline* t : r.bounding)
-    if (counts_in_bound(*t) && t->clock_ps.load(std::memory_order_relaxed) == bound &&
+    if (counts_in_bound(*t) && t->clock_ps.load(std::memory_order_relaxed) == bound_ps &&
         t->state.load() != ThreadState::kExited)
       return t->tid;
   return 0;

@@ -76,11 +76,12 @@ class Timelines {
   static int64_t bound_ps();
   // What holds the process bound now, one line each: the running threads at the least clock
   // (tid, name, state in /proc) and the hand-offs not taken up (their clock and age); empty
-  // when nothing does. For the report of a bound that has not moved for a long time.
+  // when nothing does. For the report of a request that has waited long for its answer.
   static std::string describe_bound();
-  // The thread whose clock is the process bound now (its tid), 0 when the bound comes from a
-  // hand-off or a thread being created, -1 when nothing bounds the process.
-  static int bound_holder_tid();
+  // A thread that counts in the bound with its clock at `bound_ps` (a bound just sent): its
+  // tid, or 0 when none is (the bound came from a hand-off or a thread being created, or has
+  // moved since).
+  static int bound_holder_tid(int64_t bound_ps);
   // The latest clock of any thread: where the process is when it ends.
   static int64_t latest_ps();
   // The least clock of the other threads that do the program's CUDA work (running, not stalled,

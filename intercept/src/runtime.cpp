@@ -44,6 +44,14 @@ constexpr double kIdleBusyShare = 0.2;
 // of a run that progresses, well before --timeout's usual values.
 constexpr int64_t kHeldBoundReportNs = 60'000'000'000;
 
+// A process bound as the stall report words it.
+std::string bound_text(int64_t bound_ps) {
+  if (bound_ps == wire::kNoBound) return "none (every thread waits)";
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.3f ms", static_cast<double>(bound_ps) / 1e9);
+  return text;
+}
+
 // The main thread's demand (real_clock.hpp), so that a rank starved of CPU on an
 // oversubscribed machine still counts as busy.
 int64_t main_thread_demand_ns() {
@@ -373,7 +381,7 @@ void Runtime::watch_bound() {
   const int64_t sent = last_bound_sent_.load(std::memory_order_relaxed);
   if (sent != wire::kNoBound) {
     reader_last_finite_ps_ = sent;
-    reader_last_finite_tid_ = Timelines::bound_holder_tid();
+    reader_last_finite_tid_ = Timelines::bound_holder_tid(sent);
   }
 }
 
@@ -413,11 +421,9 @@ void Runtime::watch_held_bound() {
       std::snprintf(lock, sizeof(lock), "the connection's lock is held by thread %d",
                     mu_.native_handle()->__data.__owner);
     }
-    char local_text[48] = "none (every thread waits)";
-    if (local != wire::kNoBound)
-      std::snprintf(local_text, sizeof(local_text), "%.3f ms", static_cast<double>(local) / 1e9);
     std::snprintf(now_line, sizeof(now_line),
-                  "  the process's bound is now %s but was not sent (%s)\n", local_text, lock);
+                  "  the process's bound is now %s but was not sent (%s)\n",
+                  bound_text(local).c_str(), lock);
   }
   char sends[160];
   if (reader_last_finite_ps_ < 0) {
@@ -431,17 +437,14 @@ void Runtime::watch_held_bound() {
                   static_cast<double>(reader_last_finite_ps_) / 1e9, reader_last_finite_tid_);
   }
   const std::string holders = local == wire::kNoBound ? std::string() : Timelines::describe_bound();
-  char sent_text[48] = "none (every thread waits)";
-  if (sent != wire::kNoBound)
-    std::snprintf(sent_text, sizeof(sent_text), "%.3f ms", static_cast<double>(sent) / 1e9);
   std::fprintf(stderr,
                "phantora: pid %d has waited %.0f s of real time for the simulator's answer to "
                "request %llu while its own bound (the earliest time at which it can still submit "
                "work, which the simulation may not pass) stood at %s; what holds it:\n%s%s%s"
                "(docs/reliability.md, \"What holds a stalled run\")\n",
                static_cast<int>(getpid()), static_cast<double>(now - oldest_ns) / 1e9,
-               static_cast<unsigned long long>(oldest), sent_text, now_line, holders.c_str(),
-               sends);
+               static_cast<unsigned long long>(oldest), bound_text(sent).c_str(), now_line,
+               holders.c_str(), sends);
   std::fflush(stderr);
 }
 

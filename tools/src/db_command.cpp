@@ -395,8 +395,7 @@ int DbCommand::run() const {
   if (o.merge->parsed()) return run_merge(o);
   if (o.missing->parsed()) return run_missing(o);
   if (o.profile->parsed()) return run_profile(o);
-  if (o.calibrate->parsed())
-    return run_db_calibrate(o.db, o.gpu, o.source.empty() ? "measured" : o.source);
+  if (o.calibrate->parsed()) return run_db_calibrate(o.db, o.gpu, o.source);
   return 2;
 }
 
