@@ -40,8 +40,8 @@ TEST(GemmModel, LargeBf16CubeOnH100ByHand) {
   EXPECT_NEAR(e.memory_us, 3.0 * 4096 * 4096 * 2 / (3350e9 * 0.90) * 1e6, 1e-6);
   EXPECT_NEAR(e.duration.as_us(), 4.0 + compute_us, 1e-3);
   EXPECT_NEAR(e.duration.as_us(), 182.8, 0.1);
-  // 0.801 was measured unlocked on a 700 W H100 (models.toml [mamf]), i.e. at the sustained
-  // clock this preset carries: no rescaling, the clock drop is in the constant already.
+  // 0.801 (models.toml [mamf], a burst whose clock is not published) is taken as at the
+  // sustained clock this preset carries: no rescaling.
   EXPECT_DOUBLE_EQ(e.clock_scale, 1.0);
 }
 
