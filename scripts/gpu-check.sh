@@ -80,7 +80,9 @@ SWEEP=$OUT/sweep.txt
 
 if [ $DRY = 1 ]; then
   JOB=("$BUILD/tests/profiler/programs/gemm_copy")
-  PROFILE_LIB=(--cuda-library "$STANDIN")
+  # Every stand-in operation takes 10 us: a millisecond sustained is 100 launches, not the
+  # 50,000 of the real check's default 500 ms.
+  PROFILE_LIB=(--cuda-library "$STANDIN" --sustain-ms 1)
   export PHANTORA_STANDIN_GPU_DEFAULT_US=10
 else
   JOB=("$PY" examples/gpt.py --model gpt-small --batch-size 8 --steps 6)

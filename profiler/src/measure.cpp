@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <stdexcept>
 #include <thread>
 
@@ -31,8 +32,30 @@ struct Timer {
   Timer& operator=(const Timer&) = delete;
 };
 
+// Launches back to back until `ms` of GPU time has passed, in batches between two events that
+// double in size, each at most what the time left needs at the rate measured so far.
+void sustain(const CudaApi& api, Replay& replay, const Timer& t, unsigned ms) {
+  const double target_us = ms * 1000.0;
+  double elapsed_us = 0;
+  uint64_t launched = 0, batch = 1;
+  while (elapsed_us < target_us) {
+    check(api, api.event_record(t.start, t.stream), "cudaEventRecord");
+    for (uint64_t i = 0; i < batch; ++i) replay.launch(t.stream);
+    check(api, api.event_record(t.stop, t.stream), "cudaEventRecord");
+    check(api, api.event_synchronize(t.stop), "cudaEventSynchronize");
+    float batch_ms = 0;
+    check(api, api.event_elapsed_time(&batch_ms, t.start, t.stop), "cudaEventElapsedTime");
+    if (batch_ms <= 0) return;  // takes no measurable time: nothing to sustain
+    elapsed_us += batch_ms * 1000.0;
+    launched += batch;
+    const double needed = std::ceil((target_us - elapsed_us) / (elapsed_us / launched));
+    batch = std::max<uint64_t>(1, std::min<uint64_t>(2 * batch, static_cast<uint64_t>(needed)));
+  }
+}
+
 std::vector<double> time_replay(const CudaApi& api, Replay& replay, const MeasureOptions& o) {
   Timer t(api);
+  if (o.sustain_ms > 0) sustain(api, replay, t, o.sustain_ms);
   for (unsigned i = 0; i < o.warmup; ++i) replay.launch(t.stream);
   check(api, api.stream_synchronize(t.stream), "cudaStreamSynchronize (after warm-up)");
   std::vector<double> samples;

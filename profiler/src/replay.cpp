@@ -1,6 +1,9 @@
 #include "replay.hpp"
 
+#include <algorithm>
+
 #include "phantora/kernels/op_desc.hpp"
+#include "phantora/profiler/random_elements.hpp"
 #include "recorded_launches.hpp"
 
 namespace phantora::profiler {
@@ -14,6 +17,23 @@ DeviceBuffer::DeviceBuffer(const CudaApi& api, size_t bytes) : api_(api) {
 
 DeviceBuffer::~DeviceBuffer() {
   if (ptr_ != nullptr) api_.free(ptr_);
+}
+
+void fill_normal(const CudaApi& api, const DeviceBuffer& buffer, kernels::DType type, size_t count,
+                 uint64_t seed) {
+  // A million elements repeat: every tile a GEMM works on still sees random values, and the
+  // host draws them once, not once per element of a matrix of hundreds of megabytes.
+  constexpr size_t kBlockElements = size_t{1} << 20;
+  const std::vector<std::byte> block = normal_elements(type, std::min(count, kBlockElements), seed);
+  const size_t bytes = count * kernels::dtype_bytes(type);
+  auto* device = static_cast<std::byte*>(buffer.get());
+  for (size_t done = 0; done < bytes; done += block.size()) {
+    check(api,
+          api.memcpy_async(device + done, block.data(), std::min(block.size(), bytes - done),
+                           cudaMemcpyHostToDevice, nullptr),
+          "cudaMemcpyAsync (scratch fill)");
+  }
+  check(api, api.stream_synchronize(nullptr), "cudaStreamSynchronize (scratch fill)");
 }
 
 bool replayed_by_library_call(std::string_view signature) {

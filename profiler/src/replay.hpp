@@ -34,6 +34,12 @@ class DeviceBuffer {
   void* ptr_ = nullptr;
 };
 
+// Fills `buffer`'s first `count` elements of `type` with standard normal draws
+// (random_elements.hpp): a block of them copied over and over, from the default stream, waited
+// for. `seed` tells one operand's block from another's.
+void fill_normal(const CudaApi& api, const DeviceBuffer& buffer, kernels::DType type, size_t count,
+                 uint64_t seed);
+
 struct ReplayChoice {
   std::unique_ptr<Replay> replay;  // null when the signature cannot be replayed
   std::string not_measurable;      // why not, when replay is null

@@ -1,6 +1,7 @@
 // A GEMM signature without an epilogue replayed through cuBLAS's cublasGemmStridedBatchedEx on
-// zeroed scratch matrices, column-major as cuBLAS stores them, with the signature's types,
-// transposes, batch and beta. Epilogues go to replay_gemm_lt.cpp.
+// scratch matrices of standard normal values (random_elements.hpp says why), column-major as cuBLAS
+// stores them, with the signature's types, transposes, batch and beta. Epilogues go to
+// replay_gemm_lt.cpp.
 #include <fmt/format.h>
 
 #include <array>
@@ -27,6 +28,9 @@ class GemmReplay : public Replay {
         a_(api, d.m * d.k * d.batch * kernels::dtype_bytes(d.a)),
         b_(api, d.k * d.n * d.batch * kernels::dtype_bytes(d.b)),
         c_(api, d.m * d.n * d.batch * kernels::dtype_bytes(d.c)) {
+    fill_normal(api, a_, d.a, d.m * d.k * d.batch, 1);
+    fill_normal(api, b_, d.b, d.k * d.n * d.batch, 2);
+    if (d.accumulate) fill_normal(api, c_, d.c, d.m * d.n * d.batch, 3);
     check(api.blas_create(&handle_), "cublasCreate");
     alpha_ = scalar_one(compute);
     beta_ = d.accumulate ? alpha_ : std::array<unsigned char, 8>{};

@@ -1,8 +1,9 @@
 // A GEMM signature with a cuBLASLt epilogue (bias, ReLU, GELU and their bias forms: what
 // PyTorch's addmm and fused linear layers run) replayed with cublasLtMatmul: one matmul
 // descriptor with the signature's compute type, transposes and epilogue, column-major layouts of
-// the stored A, B and C (D is C), a bias vector of m elements of C's type, and cuBLASLt's own
-// heuristic (algo = null) with a 32 MiB workspace.
+// the stored A, B and C (D is C), a bias vector of m elements of C's type (operands of standard
+// normal values, random_elements.hpp), and cuBLASLt's own heuristic (algo = null) with a 32 MiB
+// workspace.
 #include <fmt/format.h>
 
 #include <array>
@@ -42,6 +43,10 @@ class GemmLtReplay : public Replay {
         c_(api, d.m * d.n * d.batch * kernels::dtype_bytes(d.c)),
         bias_(api, epilogue.bias ? d.m * kernels::dtype_bytes(d.c) : 0),
         workspace_(api, kWorkspaceBytes) {
+    fill_normal(api, a_, d.a, d.m * d.k * d.batch, 1);
+    fill_normal(api, b_, d.b, d.k * d.n * d.batch, 2);
+    if (d.accumulate) fill_normal(api, c_, d.c, d.m * d.n * d.batch, 3);
+    if (epilogue.bias) fill_normal(api, bias_, d.c, d.m, 4);
     check(api.lt_create(&handle_), "cublasLtCreate");
     check(api.lt_desc_create(&desc_, compute, scale_type(compute)), "cublasLtMatmulDescCreate");
     const cublasOperation_t op_a = d.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;

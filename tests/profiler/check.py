@@ -70,9 +70,11 @@ def main():
                 f"{TRIP_CALL} | 1\n")
     env = dict(os.environ, PHANTORA_STANDIN_GPU_TIMES=times, PHANTORA_STANDIN_GPU_LOG=log)
 
-    p = run([a.phantora, "db", "profile", "--db", db, "--cuda-library", a.standin, "--warmup", "2",
-             "--repetitions", "4", "--sequences", "2", "--sequence-length", "3", "--",
-             a.program], env, 0)
+    # --sustain-ms 0: the table's durations cycle, and the launches counted below are those of
+    # warm-up, timing and sequences (profile_test.cpp counts the sustained ones).
+    p = run([a.phantora, "db", "profile", "--db", db, "--cuda-library", a.standin,
+             "--sustain-ms", "0", "--warmup", "2", "--repetitions", "4", "--sequences", "2",
+             "--sequence-length", "3", "--", a.program], env, 0)
     expect(p.returncode == 0, "db profile -- job exits 0")
     expect("recorded as h200" in p.stderr, "the stand-in's 'NVIDIA H200' is recorded as h200")
 
@@ -84,7 +86,12 @@ def main():
            f"copy replayed 2 + 4 + 2 x 3 times (got {calls.count(COPY_CALL)})")
     expect(calls.count(TRIP_CALL) == 6,
            f"launch round trip: 2 + 4 memsets (got {calls.count(TRIP_CALL)})")
-    expect(len(calls) == 30, f"nothing else was launched (got {len(calls)} calls)")
+    # The GEMM's operands are filled with random values first: A (k x m = 128 x 256 bf16) and
+    # B (128 x 512), one copy each from the default stream; beta = 0 leaves C unfilled.
+    fills = [c for c in calls if c.startswith("scratch fill")]
+    expect(sorted(fills) == ["scratch fill kind=1 bytes=131072", "scratch fill kind=1 bytes=65536"],
+           f"the GEMM's A and B filled, 64 KiB and 128 KiB (got {fills})")
+    expect(len(calls) - len(fills) == 30, f"nothing else was launched (got {len(calls)} calls)")
 
     con = sqlite3.connect(db)
     rows = {r[0]: r[1:] for r in con.execute(

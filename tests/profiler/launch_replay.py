@@ -100,8 +100,10 @@ def main():
            and "library call" not in lines[-1],
            f"db missing: all modelled time measurable by recorded launches (got {lines[-1:]})")
 
-    p = run([a.phantora, "db", "profile", "--db", db, "--cuda-library", a.standin, "--warmup",
-             "1", "--repetitions", "3", "--sequences", "0", "--", a.program, a.cubin], env)
+    # --sustain-ms 0: the launches counted below are warm-up and timing only.
+    p = run([a.phantora, "db", "profile", "--db", db, "--cuda-library", a.standin,
+             "--sustain-ms", "0", "--warmup", "1", "--repetitions", "3", "--sequences", "0", "--",
+             a.program, a.cubin], env)
     expect(p.returncode == 0, "db profile -- job exits 0")
     expect("4 distinct" in p.stderr, "four distinct launches recorded (axpy's second is "
            "the first's twin)")
@@ -157,7 +159,7 @@ def main():
                 "cudaMemsetAsync bytes=4 | 1\n")
     fault_env = dict(env, PHANTORA_STANDIN_GPU_TIMES=fault_times)
     profile = [a.phantora, "db", "profile", "--db", fault_db, "--cuda-library", a.standin,
-               "--warmup", "1", "--repetitions", "3", "--sequences", "0"]
+               "--sustain-ms", "0", "--warmup", "1", "--repetitions", "3", "--sequences", "0"]
     p = run(profile + ["--", a.program, a.cubin], fault_env)
     scale_sig = f"kernel:name={SCALE},grid=8x1x1,block=128x1x1,smem=0"
     expect(p.returncode == 6 and f"the device was unusable after {scale_sig} failed" in p.stdout,

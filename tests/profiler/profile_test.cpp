@@ -95,8 +95,15 @@ TEST_F(ProfileStandin, WarmupThenRepetitionsEachTimedByEvents) {
   EXPECT_TRUE(r.unsupported.empty());
 
   // Each operation ran 2 untimed + 4 timed times, with exactly the arguments worked out above.
-  const std::map<std::string, int> expected{
-      {kGemmACall, 6}, {kGemmBCall, 6}, {kH2dCall, 6}, {kD2hCall, 6}};
+  // Before, each GEMM's operands were filled with random values from the default stream: GEMM
+  // A's A (128 x 256 bf16, 64 KiB) and B (128 x 512, 128 KiB); GEMM B's A, B and, as beta = 1,
+  // C (8 x 64 x 64 f32, 128 KiB each).
+  const std::map<std::string, int> expected{{kGemmACall, 6},
+                                            {kGemmBCall, 6},
+                                            {kH2dCall, 6},
+                                            {kD2hCall, 6},
+                                            {"scratch fill kind=1 bytes=65536", 1},
+                                            {"scratch fill kind=1 bytes=131072", 4}};
   EXPECT_EQ(calls(), expected);
 
   // GEMM A: warm-up takes 100, 100; the samples are 10, 12, 11, 13.
@@ -122,6 +129,19 @@ TEST_F(ProfileStandin, WarmupThenRepetitionsEachTimedByEvents) {
   EXPECT_NEAR(h2d.stats.stddev_us, std::sqrt(35.0 / 3.0), 1e-4);  // 2.25+12.25+0.25+20.25
   EXPECT_NEAR(r.measured[2].median_us, 45.0, 1e-4);
   EXPECT_NEAR(row_of(r, kD2h).stats.mean_us, 20.0, 1e-4);
+}
+
+TEST_F(ProfileStandin, SustainedLaunchesComeBeforeTheTimedOnes) {
+  // GEMM B takes 7 us. Sustaining 1 ms: batches of 1, 2, 4, ..., 64 launches (127, 889 us),
+  // then the 16 the remaining 111 us need at 7 us each: 143 = ceil(1000 / 7) launches, then 2
+  // warm-up and 4 timed ones. The row holds the 4 timed samples only.
+  const MeasureOptions options{
+      .sustain_ms = 1, .warmup = 2, .repetitions = 4, .device = 0, .sequences = 0};
+  const ProfileReport r = measure_signatures(api_, {kGemmB}, "h200", options);
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_EQ(calls().at(kGemmBCall), 143 + 2 + 4);
+  EXPECT_EQ(r.rows[0].stats.count, 4u);
+  EXPECT_NEAR(r.rows[0].stats.mean_us, 7.0, 1e-4);
 }
 
 // PyTorch's linear layer with bias: addmm, A transposed, through cuBLASLt with the BIAS epilogue
@@ -152,7 +172,14 @@ TEST_F(ProfileStandin, EpilogueGemmsRunThroughCublasLt) {
   const MeasureOptions options{.warmup = 1, .repetitions = 3, .device = 0, .sequences = 0};
   const ProfileReport r = measure_signatures(api_, {kLtBias, kLtGelu}, "h200", options);
   ASSERT_EQ(r.rows.size(), 2u) << (r.failed.empty() ? "" : r.failed[0].reason);
-  const std::map<std::string, int> expected{{kLtBiasCall, 4}, {kLtGeluCall, 4}};
+  // Operands filled first: bias's A (64 x 256 bf16, 32 KiB), B (64 x 1024, 128 KiB) and bias
+  // vector (256 bf16); GELU's A and B (4 x 128 x 32 f16, 32 KiB each) and, as beta = 1, C
+  // (4 x 128 x 128, 128 KiB).
+  const std::map<std::string, int> expected{{kLtBiasCall, 4},
+                                            {kLtGeluCall, 4},
+                                            {"scratch fill kind=1 bytes=32768", 3},
+                                            {"scratch fill kind=1 bytes=131072", 2},
+                                            {"scratch fill kind=1 bytes=512", 1}};
   EXPECT_EQ(calls(), expected);
   // Warm-up takes 30; samples 20, 22, 24: mean 22, sd sqrt((4 + 0 + 4) / 2) = 2.
   const auto& bias = row_of(r, kLtBias);
@@ -211,7 +238,10 @@ TEST_F(ProfileStandin, UnreplayableFamiliesAreNamedAndNeverLaunched) {
   ASSERT_EQ(r.failed.size(), 1u);
   EXPECT_EQ(r.failed[0].signature, kUnknownGemm);
   EXPECT_NE(r.failed[0].reason.find("cublasGemmStridedBatchedEx failed"), std::string::npos);
-  const auto n = calls();
+  // Before it, its A and B (128 x 128 f16, 32 KiB each) were filled.
+  auto n = calls();
+  EXPECT_EQ(n["scratch fill kind=1 bytes=32768"], 2);
+  n.erase("scratch fill kind=1 bytes=32768");
   ASSERT_EQ(n.size(), 1u);
   EXPECT_EQ(n.begin()->second, 1);
 }

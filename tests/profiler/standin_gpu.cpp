@@ -7,7 +7,9 @@
 //                               from the table fails loudly (the call returns an error). A
 //                               negative duration is a fault, as an illegal address is: the call
 //                               fails and so does every later allocation and operation.
-//   PHANTORA_STANDIN_GPU_LOG    every timed call, one `<operation>` line each, appended.
+//   PHANTORA_STANDIN_GPU_LOG    every timed call, one `<operation>` line each, appended; and
+//                               each untimed copy on the default stream (the profiler filling
+//                               a scratch buffer) as `scratch fill kind=K bytes=N`.
 //   PHANTORA_STANDIN_GPU_NAME   what cuDeviceGetName reports (default "NVIDIA H200").
 //   PHANTORA_STANDIN_GPU_DEFAULT_US  a duration for operations missing from the table, instead
 //                               of failing (scripts/gpu-check.sh --dry-run).
@@ -90,13 +92,22 @@ struct Gpu {
     }
   }
 
+  // Appends `line` to PHANTORA_STANDIN_GPU_LOG, when set. Called with `mu` held or not taken.
+  static void append_log(const std::string& line) {
+    if (const char* log = std::getenv("PHANTORA_STANDIN_GPU_LOG")) {
+      std::ofstream(log, std::ios::app) << line << "\n";
+    }
+  }
+  void log(const std::string& line) {
+    std::lock_guard lock(mu);
+    append_log(line);
+  }
+
   // Advances the stream by the operation's next duration; false when the table lacks it.
   bool run(const void* stream, const std::string& op) {
     std::lock_guard lock(mu);
     load();
-    if (const char* log = std::getenv("PHANTORA_STANDIN_GPU_LOG")) {
-      std::ofstream(log, std::ios::app) << op << "\n";
-    }
+    append_log(op);
     const auto it = table.find(op);
     if (it == table.end() || it->second.empty()) {
       if (const char* fallback = std::getenv("PHANTORA_STANDIN_GPU_DEFAULT_US")) {
@@ -214,6 +225,13 @@ cudaError_t cudaMemsetAsync(void*, int, size_t bytes, cudaStream_t stream) {
 }
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind,
                             cudaStream_t stream) {
+  // On the default stream: the profiler filling a scratch buffer, untimed, logged as such. On
+  // another: a copy being measured.
+  if (stream == nullptr) {
+    gpu().log("scratch fill kind=" + std::to_string(static_cast<int>(kind)) +
+              " bytes=" + std::to_string(bytes));
+    return cudaSuccess;
+  }
   bool pinned = false;
   {
     std::lock_guard lock(gpu().mu);

@@ -307,7 +307,7 @@ DbCommand::DbCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
       "work), which lists what it had to model and records the first launch of each distinct "
       "kernel, configuration and decoded work with its argument bytes (DATABASE.profile-run/"
       "launches). Without a command, the launches a previous profile's job recorded there are "
-      "used again. Measured: GEMMs (replayed on zeroed scratch matrices "
+      "used again. Measured: GEMMs (replayed on scratch matrices of standard normal values "
       "with the signature's types, transposes, batch and beta: with cublasGemmStridedBatchedEx, "
       "or cublasLtMatmul when the signature has a bias, ReLU or GELU epilogue), copies other "
       "than peer copies (cudaMemcpyAsync between "
@@ -315,7 +315,8 @@ DbCommand::DbCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
       "and attention, memory-bound and kernel signatures by relaunching the recorded launch: "
       "the kernel from its saved image (cuModuleLoadData), its parameters as the job passed "
       "them, each device address moved to a zeroed scratch buffer of its allocation's size. "
-      "Each: --warmup untimed "
+      "Each: --sustain-ms of GPU time of launches back to back (the GPU settles at the clock "
+      "its power limit allows under that work, as in training), --warmup untimed "
       "launches, then --repetitions launches each between two CUDA events; the row holds their "
       "count, mean, min, max and standard deviation, the device name, driver, runtime and "
       "cuBLAS versions, clocks and the time. Then --sequences runs of --sequence-length "
@@ -331,6 +332,11 @@ DbCommand::DbCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
   o.profile->add_option("--gpu", o.gpu,
                         "The preset this GPU is (needed only when its device name matches none)");
   ProfileRequest& pr = o.profile_request;
+  o.profile
+      ->add_option("--sustain-ms", pr.sustain_ms,
+                   "GPU time of back-to-back launches before each signature is timed (0: none)")
+      ->check(in_range("--sustain-ms", whole_from_to(0, 600000)))
+      ->capture_default_str();
   o.profile->add_option("--warmup", pr.warmup, "Untimed launches before timing each signature")
       ->check(in_range("--warmup", whole_from_to(0, 1000)))
       ->capture_default_str();

@@ -223,9 +223,12 @@ int run_db_profile(const ProfileRequest& r) {
       }
     }
   }
-  fmt::print(stderr, "phantora: {} signatures to measure ({} warm-up + {} timed launches each)\n",
-             signatures.size(), r.warmup, r.repetitions);
-  const profiler::MeasureOptions options{.warmup = r.warmup,
+  fmt::print(stderr,
+             "phantora: {} signatures to measure ({} ms sustained, {} warm-up + {} timed "
+             "launches each)\n",
+             signatures.size(), r.sustain_ms, r.warmup, r.repetitions);
+  const profiler::MeasureOptions options{.sustain_ms = r.sustain_ms,
+                                         .warmup = r.warmup,
                                          .repetitions = r.repetitions,
                                          .device = r.device,
                                          .sequence_length = r.sequence_length,

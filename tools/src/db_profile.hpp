@@ -12,6 +12,7 @@ namespace phantora::tools {
 struct ProfileRequest {
   std::string db;
   std::string gpu;  // the preset the GPU is recorded as; must agree with the device when known
+  unsigned sustain_ms = 500;  // GPU time of back-to-back launches before each is timed
   unsigned warmup = 5;
   unsigned repetitions = 20;
   unsigned sequences = 3;         // back-to-back sequences per signature (0: none)

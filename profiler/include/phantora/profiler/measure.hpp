@@ -13,6 +13,10 @@
 namespace phantora::profiler {
 
 struct MeasureOptions {
+  // First, launches back to back for this much GPU time (0: none): the part settles at the
+  // clock its power limit allows under this work, as in a training step, instead of being timed
+  // in a burst at its boost clock (docs/kernels-db.md, "Measuring").
+  unsigned sustain_ms = 0;
   unsigned warmup = 5;        // untimed launches first: clocks ramp up, caches and cuBLAS warm
   unsigned repetitions = 20;  // timed launches, each between its own pair of events
   int device = 0;
