@@ -39,9 +39,10 @@ constexpr int64_t kIdleAfterNs = 2'000'000'000;
 // as waiting; above it, the process is computing and keeps bounding the simulation.
 constexpr double kIdleBusyShare = 0.2;
 
-// How long a request may wait for the simulator's answer before the shim says what holds the
-// process bound (PHANTORA_HELD_BOUND_REPORT_MS; tests shorten it). A minute: far beyond any wait
-// of a run that progresses, well before --timeout's usual values.
+// How long the process may wait for the simulator's answers without a break (some request
+// always waiting, one or many in turn) before the shim says what holds its bound
+// (PHANTORA_HELD_BOUND_REPORT_MS; tests shorten it). A minute: far beyond any wait of a run
+// that progresses, well before --timeout's usual values.
 constexpr int64_t kHeldBoundReportNs = 60'000'000'000;
 
 // A process bound as the stall report words it.
@@ -251,6 +252,10 @@ uint64_t Runtime::send_request(wire::RecordType type, const void* body, size_t s
     id = next_request_++;
     auto reply = std::make_shared<PendingReply>();
     reply->sent_ns = real_monotonic_ns();
+    if (pending_.empty()) {
+      waiting_since_ns_ = reply->sent_ns;
+      answered_while_waiting_ = 0;
+    }
     pending_.emplace(id, std::move(reply));
   }
   // The thread waits for the answer: it leaves the bound before the request is sent, and the
@@ -275,6 +280,8 @@ Runtime::Answer Runtime::wait_reply(uint64_t id, bool advance) {
   {
     std::lock_guard rl(reply_mu_);
     pending_.erase(id);
+    ++answered_while_waiting_;
+    if (pending_.empty()) waiting_since_ns_ = 0;
   }
   const wire::Reply r = pending->reply;
   const SimTime t = SimTime::ps(r.time_ps);
@@ -391,19 +398,18 @@ void Runtime::watch_held_bound() {
     return ms > 0 ? int64_t{ms} * 1'000'000 : kHeldBoundReportNs;
   }();
   const int64_t now = real_monotonic_ns();
-  uint64_t oldest = 0;
-  int64_t oldest_ns = now;
+  int64_t since = 0;
+  uint64_t oldest = 0, answered = 0;
+  size_t waiting = 0;
   {
     std::lock_guard rl(reply_mu_);
-    for (const auto& [id, reply] : pending_) {
-      if (reply->sent_ns < oldest_ns) {
-        oldest = id;
-        oldest_ns = reply->sent_ns;
-      }
-    }
+    since = waiting_since_ns_;
+    answered = answered_while_waiting_;
+    waiting = pending_.size();
+    if (!pending_.empty()) oldest = pending_.begin()->first;  // ids grow: the first is oldest
   }
-  if (oldest == 0 || oldest == held_reported_request_ || now - oldest_ns < limit_ns) return;
-  held_reported_request_ = oldest;
+  if (since == 0 || since == held_reported_since_ns_ || now - since < limit_ns) return;
+  held_reported_since_ns_ = since;
   // Every rank of a stalled job says so, not only the one whose bound holds the simulation: a
   // holder may have sent none at this instant and a finite one the next (docs/reliability.md).
   const int64_t sent = last_bound_sent_.load(std::memory_order_relaxed);
@@ -438,13 +444,14 @@ void Runtime::watch_held_bound() {
   }
   const std::string holders = local == wire::kNoBound ? std::string() : Timelines::describe_bound();
   std::fprintf(stderr,
-               "phantora: pid %d has waited %.0f s of real time for the simulator's answer to "
-               "request %llu while its own bound (the earliest time at which it can still submit "
-               "work, which the simulation may not pass) stood at %s; what holds it:\n%s%s%s"
+               "phantora: pid %d has waited %.0f s of real time for the simulator's answers "
+               "(%zu request(s) waiting, the oldest %llu; %llu answered meanwhile) while its own "
+               "bound (the earliest time at which it can still submit work, which the simulation "
+               "may not pass) stood at %s; what holds it:\n%s%s%s"
                "(docs/reliability.md, \"What holds a stalled run\")\n",
-               static_cast<int>(getpid()), static_cast<double>(now - oldest_ns) / 1e9,
-               static_cast<unsigned long long>(oldest), bound_text(sent).c_str(), now_line,
-               holders.c_str(), sends);
+               static_cast<int>(getpid()), static_cast<double>(now - since) / 1e9, waiting,
+               static_cast<unsigned long long>(oldest), static_cast<unsigned long long>(answered),
+               bound_text(sent).c_str(), now_line, holders.c_str(), sends);
   std::fflush(stderr);
 }
 

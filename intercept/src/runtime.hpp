@@ -135,9 +135,14 @@ class Runtime {
     wire::Reply reply{};
     int64_t sent_ns = 0;  // real monotonic time the request was made (the stall report)
   };
-  std::mutex reply_mu_;  // guards pending_ and next_request_
+  std::mutex reply_mu_;  // guards pending_, next_request_ and the wait below
   std::map<uint64_t, std::shared_ptr<PendingReply>> pending_;
   uint64_t next_request_ = 1;
+  // Since when some request has always been waiting (0: none waits), and how many were
+  // answered since: a thread that polls (cudaEventQuery in a loop) waits on one request after
+  // another, and the process may wait for minutes while no single request does.
+  int64_t waiting_since_ns_ = 0;
+  uint64_t answered_while_waiting_ = 0;
 
   // The process bound of the latest record (written under mu_; the reader's stall report reads
   // it without).
@@ -153,9 +158,9 @@ class Runtime {
   int64_t idle_since_ns_ = 0;
   int64_t idle_busy_ns_ = 0;
   bool idle_sent_ = false;
-  // Stall report (reader thread only): the request last reported, and the bounds the reader
+  // Stall report (reader thread only): the wait last reported, and the bounds the reader
   // itself sent because the process bound moved without a record (watch_bound).
-  uint64_t held_reported_request_ = 0;
+  int64_t held_reported_since_ns_ = 0;
   uint64_t reader_bound_sends_ = 0;
   int64_t reader_last_finite_ps_ = -1;  // the latest finite one, and the thread at it
   int reader_last_finite_tid_ = -1;
