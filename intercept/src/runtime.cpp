@@ -325,18 +325,28 @@ void Runtime::flush_locked() {
 }
 
 void Runtime::reader_loop() {
+  // Queued records are flushed and the stall report is watched every kIdleFlushMs, whether or
+  // not answers arrive meanwhile: a thread that polls an event makes one answer follow another,
+  // and a reader that did both only when the connection fell silent would leave another
+  // thread's records unsent and its stall unreported. (The bound is watched after every answer
+  // as well; idleness only in silence, as a process that is answered is not idle.)
+  int64_t watched_ns = real_monotonic_ns();
   for (;;) {
     pollfd p{fd_, POLLIN, 0};
     const int ready = ::poll(&p, 1, kIdleFlushMs);
-    if (ready == 0) {
+    const int64_t now = real_monotonic_ns();
+    if (ready == 0 || now - watched_ns >= int64_t{kIdleFlushMs} * 1'000'000) {
+      watched_ns = now;
       {
         std::unique_lock lock(mu_, std::try_to_lock);
         if (lock.owns_lock() && !closed_) flush_locked();
       }
-      watch_idle();
-      watch_bound();
+      if (ready == 0) {
+        watch_idle();
+        watch_bound();
+      }
       watch_held_bound();
-      continue;
+      if (ready == 0) continue;
     }
     if (ready < 0 && errno == EINTR) continue;
     wire::FrameHeader h;

@@ -645,7 +645,9 @@ def case_held_bound():
     # has been simulated past its start. With PHANTORA_HELD_BOUND_REPORT_MS=1000 the shim says,
     # once, after the request has waited about 1 s, that the bound stands at 0 held by the
     # spinner (running, on the CPU) and that its reader sent no moved bound; the
-    # synchronisation returns only once the spinner has ended.
+    # synchronisation returns only once the spinner has ended. A "poller" thread queries a
+    # completed event in a loop for 2.5 s meanwhile: the reader, receiving one answer after
+    # another, still reports (it used to watch only when the connection fell silent).
     r = run("held_bound", [prog("held_bound")],
             flags=["--hosts", "1", "--gpus-per-host", "2", "--cpu-time", "zero"],
             env={"PHANTORA_HELD_BOUND_REPORT_MS": "1000"}, timeout=60)
@@ -662,6 +664,8 @@ def case_held_bound():
           "the report says the reader sent no moved bound (the spinner held it still)")
     check(r.number("sync_waited_real_s") >= 1.5,
           "the synchronisation waited for the spinner (about 3 s of real time)")
+    check(r.number("polls") >= 100, f"the poller queried the event back to back "
+          f"({r.number('polls'):.0f} answers)")
     check(r.number("done") == 1, "the program ends once the spinner has")
 
 

@@ -5,7 +5,8 @@
 // main thread all-reduces 1 MiB over both GPUs and synchronises: the all-reduce ends only once
 // the network has been simulated past its start, which the spinner's clock holds back. After
 // about 1 s the shim names the spinner; after 3 s the spinner ends, the bound moves and the
-// synchronisation returns.
+// synchronisation returns. Meanwhile thread "poller" queries a completed event in a loop: one
+// answer follows another, and the shim's reader must still watch the bound and report.
 #include <pthread.h>
 
 #include <atomic>
@@ -46,6 +47,23 @@ int main() {
   });
   while (!called.load()) {
   }
+  // An event recorded on an idle stream is complete at once; each query is still answered by
+  // the simulator, so the reader receives answers back to back while the spinner computes.
+  cudaEvent_t done_event;
+  CUDA_CHECK(cudaSetDevice(0));
+  CUDA_CHECK(cudaEventCreate(&done_event));
+  CUDA_CHECK(cudaEventRecord(done_event, streams[0]));
+  std::atomic<long> polls{0};
+  std::thread poller([&] {
+    pthread_setname_np(pthread_self(), "poller");
+    CUDA_CHECK(cudaSetDevice(0));
+    const double until = real_s() + 2.5;
+    while (real_s() < until) {
+      const cudaError_t e = cudaEventQuery(done_event);  // not ready until its first answer
+      if (e != cudaSuccess && e != cudaErrorNotReady) CUDA_CHECK(e);
+      polls.fetch_add(1);
+    }
+  });
   NCCL_CHECK(ncclGroupStart());
   for (int g = 0; g < gpus; ++g) {
     NCCL_CHECK(ncclAllReduce(bufs[g], bufs[g], bytes / sizeof(float), ncclFloat, ncclSum, comms[g],
@@ -56,7 +74,9 @@ int main() {
   for (int g = 0; g < gpus; ++g) CUDA_CHECK(cudaStreamSynchronize(streams[g]));
   std::printf("sync_waited_real_s %.3f\n", real_s() - t0);
   spinner.join();
+  poller.join();
   std::printf("spinner_tid %ld\n", spinner_tid);
+  std::printf("polls %ld\n", polls.load());
   for (ncclComm_t c : comms) NCCL_CHECK(ncclCommDestroy(c));
   std::printf("done 1\n");
   return 0;
