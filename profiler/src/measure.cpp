@@ -32,6 +32,17 @@ struct Timer {
   Timer& operator=(const Timer&) = delete;
 };
 
+// GPU time of `launches` launches back to back between the timer's pair of events, in µs.
+double time_launches(const CudaApi& api, Replay& replay, const Timer& t, uint64_t launches) {
+  check(api, api.event_record(t.start, t.stream), "cudaEventRecord");
+  for (uint64_t i = 0; i < launches; ++i) replay.launch(t.stream);
+  check(api, api.event_record(t.stop, t.stream), "cudaEventRecord");
+  check(api, api.event_synchronize(t.stop), "cudaEventSynchronize");
+  float ms = 0;
+  check(api, api.event_elapsed_time(&ms, t.start, t.stop), "cudaEventElapsedTime");
+  return static_cast<double>(ms) * 1000.0;
+}
+
 // Launches back to back until `ms` of GPU time has passed, in batches between two events that
 // double in size, each at most what the time left needs at the rate measured so far.
 void sustain(const CudaApi& api, Replay& replay, const Timer& t, unsigned ms) {
@@ -39,14 +50,9 @@ void sustain(const CudaApi& api, Replay& replay, const Timer& t, unsigned ms) {
   double elapsed_us = 0;
   uint64_t launched = 0, batch = 1;
   while (elapsed_us < target_us) {
-    check(api, api.event_record(t.start, t.stream), "cudaEventRecord");
-    for (uint64_t i = 0; i < batch; ++i) replay.launch(t.stream);
-    check(api, api.event_record(t.stop, t.stream), "cudaEventRecord");
-    check(api, api.event_synchronize(t.stop), "cudaEventSynchronize");
-    float batch_ms = 0;
-    check(api, api.event_elapsed_time(&batch_ms, t.start, t.stop), "cudaEventElapsedTime");
-    if (batch_ms <= 0) return;  // takes no measurable time: nothing to sustain
-    elapsed_us += batch_ms * 1000.0;
+    const double batch_us = time_launches(api, replay, t, batch);
+    if (batch_us <= 0) return;  // takes no measurable time: nothing to sustain
+    elapsed_us += batch_us;
     launched += batch;
     const double needed = std::ceil((target_us - elapsed_us) / (elapsed_us / launched));
     batch = std::max<uint64_t>(1, std::min<uint64_t>(2 * batch, static_cast<uint64_t>(needed)));
@@ -60,15 +66,7 @@ std::vector<double> time_replay(const CudaApi& api, Replay& replay, const Measur
   check(api, api.stream_synchronize(t.stream), "cudaStreamSynchronize (after warm-up)");
   std::vector<double> samples;
   samples.reserve(o.repetitions);
-  for (unsigned i = 0; i < o.repetitions; ++i) {
-    check(api, api.event_record(t.start, t.stream), "cudaEventRecord");
-    replay.launch(t.stream);
-    check(api, api.event_record(t.stop, t.stream), "cudaEventRecord");
-    check(api, api.event_synchronize(t.stop), "cudaEventSynchronize");
-    float ms = 0;
-    check(api, api.event_elapsed_time(&ms, t.start, t.stop), "cudaEventElapsedTime");
-    samples.push_back(static_cast<double>(ms) * 1000.0);
-  }
+  for (unsigned i = 0; i < o.repetitions; ++i) samples.push_back(time_launches(api, replay, t, 1));
   return samples;
 }
 
@@ -76,15 +74,8 @@ std::vector<double> time_replay(const CudaApi& api, Replay& replay, const Measur
 std::vector<double> time_sequences(const CudaApi& api, Replay& replay, const MeasureOptions& o) {
   Timer t(api);
   std::vector<double> per_launch;
-  for (unsigned s = 0; s < o.sequences; ++s) {
-    check(api, api.event_record(t.start, t.stream), "cudaEventRecord");
-    for (unsigned i = 0; i < o.sequence_length; ++i) replay.launch(t.stream);
-    check(api, api.event_record(t.stop, t.stream), "cudaEventRecord");
-    check(api, api.event_synchronize(t.stop), "cudaEventSynchronize");
-    float ms = 0;
-    check(api, api.event_elapsed_time(&ms, t.start, t.stop), "cudaEventElapsedTime");
-    per_launch.push_back(static_cast<double>(ms) * 1000.0 / o.sequence_length);
-  }
+  for (unsigned s = 0; s < o.sequences; ++s)
+    per_launch.push_back(time_launches(api, replay, t, o.sequence_length) / o.sequence_length);
   return per_launch;
 }
 

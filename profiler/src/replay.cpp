@@ -36,6 +36,13 @@ void fill_normal(const CudaApi& api, const DeviceBuffer& buffer, kernels::DType 
   check(api, api.stream_synchronize(nullptr), "cudaStreamSynchronize (scratch fill)");
 }
 
+void fill_gemm_operands(const CudaApi& api, const kernels::GemmDesc& d, const DeviceBuffer& a,
+                        const DeviceBuffer& b, const DeviceBuffer& c) {
+  fill_normal(api, a, d.a, d.m * d.k * d.batch, 1);
+  fill_normal(api, b, d.b, d.k * d.n * d.batch, 2);
+  if (d.accumulate) fill_normal(api, c, d.c, d.m * d.n * d.batch, 3);
+}
+
 bool replayed_by_library_call(std::string_view signature) {
   const std::string_view family = kernels::signature_family(signature);
   if (family == "gemm" || family == "copy") return true;

@@ -40,6 +40,10 @@ class DeviceBuffer {
 void fill_normal(const CudaApi& api, const DeviceBuffer& buffer, kernels::DType type, size_t count,
                  uint64_t seed);
 
+// A GEMM's operands, filled so: A and B, and C when the signature accumulates into it.
+void fill_gemm_operands(const CudaApi& api, const kernels::GemmDesc& d, const DeviceBuffer& a,
+                        const DeviceBuffer& b, const DeviceBuffer& c);
+
 struct ReplayChoice {
   std::unique_ptr<Replay> replay;  // null when the signature cannot be replayed
   std::string not_measurable;      // why not, when replay is null

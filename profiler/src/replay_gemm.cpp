@@ -28,9 +28,7 @@ class GemmReplay : public Replay {
         a_(api, d.m * d.k * d.batch * kernels::dtype_bytes(d.a)),
         b_(api, d.k * d.n * d.batch * kernels::dtype_bytes(d.b)),
         c_(api, d.m * d.n * d.batch * kernels::dtype_bytes(d.c)) {
-    fill_normal(api, a_, d.a, d.m * d.k * d.batch, 1);
-    fill_normal(api, b_, d.b, d.k * d.n * d.batch, 2);
-    if (d.accumulate) fill_normal(api, c_, d.c, d.m * d.n * d.batch, 3);
+    fill_gemm_operands(api, d, a_, b_, c_);
     check(api.blas_create(&handle_), "cublasCreate");
     alpha_ = scalar_one(compute);
     beta_ = d.accumulate ? alpha_ : std::array<unsigned char, 8>{};

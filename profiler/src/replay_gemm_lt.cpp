@@ -43,9 +43,7 @@ class GemmLtReplay : public Replay {
         c_(api, d.m * d.n * d.batch * kernels::dtype_bytes(d.c)),
         bias_(api, epilogue.bias ? d.m * kernels::dtype_bytes(d.c) : 0),
         workspace_(api, kWorkspaceBytes) {
-    fill_normal(api, a_, d.a, d.m * d.k * d.batch, 1);
-    fill_normal(api, b_, d.b, d.k * d.n * d.batch, 2);
-    if (d.accumulate) fill_normal(api, c_, d.c, d.m * d.n * d.batch, 3);
+    fill_gemm_operands(api, d, a_, b_, c_);
     if (epilogue.bias) fill_normal(api, bias_, d.c, d.m, 4);
     check(api.lt_create(&handle_), "cublasLtCreate");
     check(api.lt_desc_create(&desc_, compute, scale_type(compute)), "cublasLtMatmulDescCreate");
