@@ -334,20 +334,21 @@ void Runtime::reader_loop() {
   for (;;) {
     pollfd p{fd_, POLLIN, 0};
     const int ready = ::poll(&p, 1, kIdleFlushMs);
+    const bool silent = ready == 0;
     const int64_t now = real_monotonic_ns();
-    if (ready == 0 || now - watched_ns >= int64_t{kIdleFlushMs} * 1'000'000) {
+    if (silent || now - watched_ns >= int64_t{kIdleFlushMs} * 1'000'000) {
       watched_ns = now;
       {
         std::unique_lock lock(mu_, std::try_to_lock);
         if (lock.owns_lock() && !closed_) flush_locked();
       }
-      if (ready == 0) {
+      if (silent) {
         watch_idle();
         watch_bound();
       }
       watch_held_bound();
-      if (ready == 0) continue;
     }
+    if (silent) continue;
     if (ready < 0 && errno == EINTR) continue;
     wire::FrameHeader h;
     if (!read_all(fd_, &h, sizeof(h))) {
