@@ -70,8 +70,12 @@ def main():
                 if os.path.exists(os.path.join(out, "report.json")):
                     with open(os.path.join(out, "report.json"), encoding="utf-8") as f:
                         report = json.load(f)
+                # Hand-offs between threads nobody took up, each of which held the simulation
+                # for a second of real time (report.json ranks[].lapsed_handoffs; none expected).
+                lapsed = sum(r.get("lapsed_handoffs", 0) for r in report.get("ranks", []))
                 print(f"run {i + 1}: exit {p.returncode}, {wall:.0f} s, "
-                      f"{report.get('status', 'no report')}", flush=True)
+                      f"{report.get('status', 'no report')}, {lapsed} lapsed hand-off(s)",
+                      flush=True)
                 if p.returncode == 124:
                     hung += 1
                     # All of it: which rank holds the network, and the answers it has not taken up.

@@ -21,16 +21,15 @@
 namespace phantora::shim {
 namespace {
 
-// Hand-off slots, by the synchronisation object's address. Two objects in one slot share the
-// count of waiters and the clock of the last signal (a semaphore taken without waiting may resume
-// later, never earlier); a hand-off itself names its object, so that a thread woken on one never
-// takes the clock of a signal on another (a NCCL watchdog's may be up to a second ahead).
+// The clock of the latest signal or post, by the synchronisation object's address, for a
+// semaphore taken without waiting (last_signal_ps). Two objects in one slot share it: such a
+// semaphore may resume later than its post, never earlier. Kept outside the registry's lock: a
+// post with no waiter costs one store.
 constexpr size_t kSlots = 4096;
-struct Slot {
-  std::atomic<int64_t> last_signal_ps{-1};  // clock of the latest signal or post
-  std::atomic<int32_t> waiters{0};
+struct LastSignal {
+  std::atomic<int64_t> ps{-1};  // -1: none
 };
-Slot g_slots[kSlots];
+LastSignal g_last_signal[kSlots];
 
 size_t slot_of(const void* object) {
   auto a = reinterpret_cast<uintptr_t>(object);
@@ -40,11 +39,14 @@ size_t slot_of(const void* object) {
 }
 
 // A signal that may release a waiter keeps the process bound at the signaller's clock until a
-// waiter takes it up. An entry nobody takes up (the waiter had timed out) lapses after
-// kPendingLapseNs of real time, so that it cannot hold the simulation back for ever.
+// waiter takes it up. A signal makes at most as many hand-offs as its object has waiters not yet
+// released by an earlier one (a second notify before the waiter runs releases nobody), so each
+// hand-off has a taker; one nobody takes up all the same (its waiter never returned through the
+// shim) lapses after kPendingLapseNs of real time, so that it cannot hold the simulation back
+// for ever, and is counted (Timelines::lapsed_handoffs): each such lapse held the simulation
+// for that long.
 constexpr int64_t kPendingLapseNs = 1'000'000'000;
 struct PendingHandoff {
-  const void* object;
   int64_t clock_ps;
   int64_t made_ns;
   bool carries_bound;  // signalled by a thread whose clock bounds the simulation, or stands for one
@@ -52,12 +54,17 @@ struct PendingHandoff {
 
 struct Registry {
   std::mutex mu;
-  std::vector<Timeline*> bounding;                                 // threads that made CUDA calls
-  std::unordered_map<unsigned long, Timeline*> by_thread;          // every thread with a timeline
-  std::unordered_map<size_t, std::deque<PendingHandoff>> pending;  // by slot
+  std::vector<Timeline*> bounding;                         // threads that made CUDA calls
+  std::unordered_map<unsigned long, Timeline*> by_thread;  // every thread with a timeline
+  // Threads in a wait on each object (before_wait to after_wait), and the hand-offs signalled
+  // on it and not yet taken up, oldest first: never more of these than of those.
+  std::unordered_map<const void*, int> waiters;
+  std::unordered_map<const void*, std::deque<PendingHandoff>> pending;
   std::multiset<int64_t> pending_clocks;
   std::atomic<int> pending_count{0};
+  std::atomic<int> waiting{0};  // the sum of `waiters`: a signal with none takes no lock
   std::atomic<bool> any_bounding{false};
+  std::atomic<uint64_t> lapsed{0};  // hand-offs dropped by drop_expired_locked
 };
 
 Registry& registry() {
@@ -95,6 +102,7 @@ void drop_expired_locked(Registry& r, int64_t now_ns) {
     while (!q.empty() && now_ns - q.front().made_ns > kPendingLapseNs) {
       forget_pending_locked(r, q.front().clock_ps);
       q.pop_front();
+      r.lapsed.fetch_add(1, std::memory_order_relaxed);
     }
     it = q.empty() ? r.pending.erase(it) : std::next(it);
   }
@@ -313,15 +321,19 @@ std::string Timelines::describe_bound() {
       out += "  thread " + std::to_string(t->tid) + " (" + thread_label(t->tid) + ") at " +
              ms(bound) + ", running without a call the simulator sees\n";
   }
-  for (const auto& [slot, q] : r.pending) {
+  for (const auto& [object, q] : r.pending) {
     for (const PendingHandoff& h : q) {
       if (h.clock_ps != bound) continue;
-      char age[32];
-      std::snprintf(age, sizeof(age), "%.1f s", static_cast<double>(now - h.made_ns) / 1e9);
-      out += "  a signal at " + ms(bound) + " on an object no thread has woken from (" + age +
-             " ago)\n";
+      char what[96];
+      std::snprintf(what, sizeof(what), "%p no thread has woken from (%.1f s ago)", object,
+                    static_cast<double>(now - h.made_ns) / 1e9);
+      out += "  a signal at " + ms(bound) + " on object " + what + "\n";
     }
   }
+  if (const uint64_t lapsed = r.lapsed.load(std::memory_order_relaxed); lapsed > 0)
+    out += "  (" + std::to_string(lapsed) +
+           " hand-off(s) between threads lapsed untaken so far, each after holding the bound " +
+           "for " + std::to_string(kPendingLapseNs / 1'000'000'000) + " s)\n";
   // What is left of the pending clocks: threads being created (thread_created).
   if (out.empty()) out += "  a thread being created at " + ms(bound) + "\n";
   return out;
@@ -357,50 +369,63 @@ bool stands_for_bound(const Timeline& t) {
 void Timelines::signal(const void* object, bool all) {
   charge_cpu_now();
   const int64_t clock = self().clock_ps.load(std::memory_order_relaxed);
-  Slot& s = g_slots[slot_of(object)];
-  s.last_signal_ps.store(clock, std::memory_order_release);
-  const int32_t waiters = s.waiters.load(std::memory_order_acquire);
+  g_last_signal[slot_of(object)].ps.store(clock, std::memory_order_release);
   Registry& r = registry();
-  if (waiters <= 0 || !r.any_bounding.load(std::memory_order_relaxed)) return;
-  const int n = all ? waiters : 1;
+  // A waiter counts itself before it blocks, under the program's mutex that a signaller holds
+  // too: a signal that sees no waiter at all has nobody to release.
+  if (r.waiting.load(std::memory_order_acquire) <= 0 ||
+      !r.any_bounding.load(std::memory_order_relaxed))
+    return;
   const int64_t now = real_monotonic_ns();
   const bool carries = stands_for_bound(self());
   std::lock_guard lock(r.mu);
-  auto& q = r.pending[slot_of(object)];
+  const auto w = r.waiters.find(object);
+  if (w == r.waiters.end()) return;
+  // Waiters an earlier signal already released have their hand-off queued: this one releases
+  // only the others (none, for a second notify before the first waiter has run).
+  auto& q = r.pending[object];
+  const int unreleased = w->second - static_cast<int>(q.size());
+  const int n = std::min(all ? unreleased : 1, unreleased);
   for (int i = 0; i < n; ++i) {
-    q.push_back(PendingHandoff{object, clock, now, carries});
+    q.push_back(PendingHandoff{clock, now, carries});
     add_pending_locked(r, clock);
   }
+  if (q.empty()) r.pending.erase(object);
 }
 
 void Timelines::before_wait(const void* object) {
   charge_cpu_now();
-  g_slots[slot_of(object)].waiters.fetch_add(1, std::memory_order_acq_rel);
+  {
+    Registry& r = registry();
+    std::lock_guard lock(r.mu);
+    ++r.waiters[object];
+    r.waiting.fetch_add(1, std::memory_order_acq_rel);
+  }
   set_state(ThreadState::kHostWait);
 }
 
 int64_t Timelines::after_wait(const void* object) {
-  const size_t slot = slot_of(object);
-  Slot& s = g_slots[slot];
-  s.waiters.fetch_sub(1, std::memory_order_acq_rel);
   int64_t handoff = -1;
   Registry& r = registry();
-  if (r.pending_count.load(std::memory_order_relaxed) > 0) {
+  {
+    // Under the lock with signal(): a waiter that timed out either leaves before a signal counts
+    // it or takes the hand-off that signal made, never leaves one behind.
     std::lock_guard lock(r.mu);
-    auto it = r.pending.find(slot);
+    const auto w = r.waiters.find(object);
+    if (w != r.waiters.end()) {
+      if (--w->second <= 0) r.waiters.erase(w);
+      r.waiting.fetch_sub(1, std::memory_order_acq_rel);
+    }
+    const auto it = r.pending.find(object);
     if (it != r.pending.end()) {
       auto& q = it->second;
-      const auto mine = std::find_if(q.begin(), q.end(),
-                                     [&](const PendingHandoff& h) { return h.object == object; });
-      if (mine != q.end()) {
-        handoff = mine->clock_ps;
-        // This thread runs from the hand-off's clock before the hand-off stops counting, so
-        // that no instant has neither (a timeout elsewhere could come due in between).
-        resume_from(handoff, mine->carries_bound);
-        forget_pending_locked(r, handoff);
-        q.erase(mine);
-        if (q.empty()) r.pending.erase(it);
-      }
+      handoff = q.front().clock_ps;
+      // This thread runs from the hand-off's clock before the hand-off stops counting, so
+      // that no instant has neither (a timeout elsewhere could come due in between).
+      resume_from(handoff, q.front().carries_bound);
+      forget_pending_locked(r, handoff);
+      q.pop_front();
+      if (q.empty()) r.pending.erase(it);
     }
   }
   if (handoff < 0) set_state(ThreadState::kRunning);
@@ -419,7 +444,11 @@ void Timelines::resume_from(int64_t clock_ps, bool carries_bound) {
 }
 
 int64_t Timelines::last_signal_ps(const void* object) {
-  return g_slots[slot_of(object)].last_signal_ps.load(std::memory_order_acquire);
+  return g_last_signal[slot_of(object)].ps.load(std::memory_order_acquire);
+}
+
+uint64_t Timelines::lapsed_handoffs() {
+  return registry().lapsed.load(std::memory_order_relaxed);  // no lock: also in a signal handler
 }
 
 void Timelines::thread_created(int64_t parent_clock_ps) {
@@ -559,7 +588,6 @@ void Timelines::after_fork_in_child() {
       r.any_bounding.store(true);
     }
   }
-  for (Slot& s : g_slots) s.waiters.store(0);
 }
 
 void Timelines::start_afresh(int64_t startup_cpu_ns) {
@@ -567,10 +595,7 @@ void Timelines::start_afresh(int64_t startup_cpu_ns) {
   // process has none.
   Registry& r = registry();
   new (&r) Registry();
-  for (Slot& s : g_slots) {
-    s.waiters.store(0);
-    s.last_signal_ps.store(-1);
-  }
+  for (LastSignal& s : g_last_signal) s.ps.store(-1);
   t_self = nullptr;
   t_owner.timeline = nullptr;
   t_ended = false;

@@ -92,7 +92,8 @@ class Timelines {
   static int64_t least_other_clock_ps();
 
   // Hand-offs through a synchronisation object (a condition variable or semaphore address).
-  // `wakes` is how many waiters the signal may release (1, or all for a broadcast).
+  // The signal releases one waiter, or all for a broadcast, of those in a wait on `object` that
+  // an earlier signal has not released already.
   static void signal(const void* object, bool all);
   // Around a wait on `object`: before() counts the waiter and leaves the bound; after() takes
   // the hand-off that released it, if any (returns its clock, or -1), and runs again.
@@ -101,6 +102,9 @@ class Timelines {
   // The clock of the latest signal or post on `object` (-1: none), for a semaphore taken
   // without waiting.
   static int64_t last_signal_ps(const void* object);
+  // Hand-offs that no waiter took up, dropped after holding the bound for a second of real
+  // time each (a diagnostic: none is expected).
+  static uint64_t lapsed_handoffs();
 
   // Thread creation and joining (the child starts at the parent's clock, the joiner resumes no
   // earlier than the joined thread's end). A thread created by one that does CUDA work is

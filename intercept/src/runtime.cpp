@@ -620,7 +620,8 @@ void Runtime::killed_by(int sig) {
   // lock may be in the middle of a frame; then the daemon only sees the connection close.
   if (!mu_.try_lock()) return;
   if (connected_ && !closed_) {
-    const wire::Bye bye{Timelines::latest_ps(), wire::kByeSignalled, sig};
+    const wire::Bye bye{Timelines::latest_ps(), wire::kByeSignalled, sig,
+                        Timelines::lapsed_handoffs()};
     wire::FrameHeader h;
     h.type = wire::FrameType::kBye;
     h.length = sizeof(bye);
@@ -639,7 +640,8 @@ void Runtime::shutdown() {
   if (!connected_ || closed_) return;
   shutting_down_ = true;
   flush_locked();
-  const wire::Bye bye{Timelines::latest_ps(), wire::kByeExited, exit_code_};
+  const wire::Bye bye{Timelines::latest_ps(), wire::kByeExited, exit_code_,
+                      Timelines::lapsed_handoffs()};
   try {
     send_frame_locked(wire::FrameType::kBye, &bye, sizeof(bye));
   } catch (const std::exception&) {

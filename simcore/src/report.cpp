@@ -95,7 +95,8 @@ nlohmann::json make_report(const SimulationConfig& config, const RunStats& stats
                     {"rank", c.global_rank},
                     {"local_rank", c.local_rank},
                     {"host_clock_s", c.host_clock.as_seconds()},
-                    {"end", c.end}});
+                    {"end", c.end},
+                    {"lapsed_handoffs", c.lapsed_handoffs}});
   }
   r["ranks"] = ranks;
   r["helper_processes"] = helpers;

@@ -174,7 +174,7 @@ class Session : public std::enable_shared_from_this<Session> {
         if (payload_.size() != sizeof(bye)) throw ProtocolError("bye has the wrong size");
         std::memcpy(&bye, payload_.data(), sizeof(bye));
         if (bye.host_time_ps < 0) throw ProtocolError("bye has a negative host time");
-        sim.bye(*client_, SimTime::ps(bye.host_time_ps), describe_end(bye));
+        sim.bye(*client_, SimTime::ps(bye.host_time_ps), describe_end(bye), bye.lapsed_handoffs);
         said_bye_ = true;
         end("goodbye");
         return;

@@ -583,9 +583,10 @@ void Simulation::apply(ClientId id, Client& c, const wire::RecordHeader& h,
   throw ProtocolError(fmt::format("unknown record type {}", static_cast<int>(h.type)));
 }
 
-void Simulation::bye(ClientId id, SimTime host_time, std::string how) {
+void Simulation::bye(ClientId id, SimTime host_time, std::string how, uint64_t lapsed_handoffs) {
   Client& c = client(id);
   note_host_time(c, host_time);
+  c.info.lapsed_handoffs = lapsed_handoffs;
   c.how_ended = how == "exited" ? "exited" : how;
   c.info.end = std::move(how);
   c.connected = false;

@@ -315,6 +315,8 @@ def case_two_threads():
     check_eq(r.value("woken"), "0", "timed wait not woken")
     check_close(r.number("timed_wait_us"), 20000.0, "timed wait ends at its deadline")
     check_close(r.number("wall_minus_steady_us"), 0.0, "system_clock moves with steady_clock")
+    # B's notify was taken up by A: the goodbye reports no hand-off left to lapse.
+    check_eq([k["lapsed_handoffs"] for k in r.report["ranks"]], [0], "lapsed hand-offs")
     # A busy-wait on the clock ends at its 2 ms deadline, to within one spin step (1 us).
     check(2000.0 <= r.number("spin_loop_us") <= 2001.0,
           f"busy-wait until a deadline ends there ({r.number('spin_loop_us')} us)")

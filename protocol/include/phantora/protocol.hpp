@@ -164,6 +164,9 @@ struct Bye {
   int64_t host_time_ps = 0;  // the latest clock of its threads
   int32_t how = kByeExited;
   int32_t code = 0;
+  // Hand-offs between its threads that no waiter took up, each of which held the process bound
+  // for a second of real time before it lapsed (none is expected; docs/reliability.md).
+  uint64_t lapsed_handoffs = 0;
 };
 static_assert(std::is_trivially_copyable_v<Bye>);
 

@@ -20,9 +20,10 @@ struct ClientInfo {
   int pid = 0;
   int global_rank = -1;
   int local_rank = -1;
-  SimTime host_clock;           // latest host clock the client reported
-  std::string end = "running";  // "running", "exited" (said goodbye), "disconnected: <why>"
-  bool used_gpu = false;        // submitted GPU work or memory; other clients only asked questions
+  SimTime host_clock;            // latest host clock the client reported
+  std::string end = "running";   // "running", "exited" (said goodbye), "disconnected: <why>"
+  bool used_gpu = false;         // submitted GPU work or memory; other clients only asked questions
+  uint64_t lapsed_handoffs = 0;  // from its goodbye (wire::Bye)
 };
 
 struct GpuStats {

@@ -90,7 +90,8 @@ class Simulation {
   void batch(ClientId client, std::span<const std::byte> payload,
              std::vector<wire::Reply>& replies);
   // `how`: "exited" (status 0), "exited with status N", "killed by SIGABRT"... (docs/report.md)
-  void bye(ClientId client, SimTime host_time, std::string how = "exited");
+  void bye(ClientId client, SimTime host_time, std::string how = "exited",
+           uint64_t lapsed_handoffs = 0);
   void disconnected(ClientId client, std::string_view why);
 
   // Ends the run: closes the trace and returns the figures for the report.
