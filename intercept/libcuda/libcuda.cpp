@@ -78,6 +78,31 @@ PHANTORA_FORWARD(cuLaunchKernelEx,
                  (config, f, params, extra))
 PHANTORA_FORWARD(cuPointerGetAttribute, (void* data, CUpointer_attribute attr, CUdeviceptr ptr),
                  (data, attr, ptr))
+// The virtual-memory calls behind PyTorch's expandable segments: PyTorch 2.6 and earlier find
+// them with dlsym on this library (c10's DriverAPI); later releases through
+// cudaGetDriverEntryPoint, which the shim answers itself.
+PHANTORA_FORWARD(cuMemGetAllocationGranularity,
+                 (size_t * granularity, const CUmemAllocationProp* prop,
+                  CUmemAllocationGranularity_flags option),
+                 (granularity, prop, option))
+PHANTORA_FORWARD(cuMemAddressReserve,
+                 (CUdeviceptr * ptr, size_t size, size_t alignment, CUdeviceptr addr,
+                  unsigned long long flags),
+                 (ptr, size, alignment, addr, flags))
+PHANTORA_FORWARD(cuMemAddressFree, (CUdeviceptr ptr, size_t size), (ptr, size))
+PHANTORA_FORWARD(cuMemCreate,
+                 (CUmemGenericAllocationHandle * handle, size_t size,
+                  const CUmemAllocationProp* prop, unsigned long long flags),
+                 (handle, size, prop, flags))
+PHANTORA_FORWARD(cuMemRelease, (CUmemGenericAllocationHandle handle), (handle))
+PHANTORA_FORWARD(cuMemMap,
+                 (CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
+                  unsigned long long flags),
+                 (ptr, size, offset, handle, flags))
+PHANTORA_FORWARD(cuMemUnmap, (CUdeviceptr ptr, size_t size), (ptr, size))
+PHANTORA_FORWARD(cuMemSetAccess,
+                 (CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc, size_t count),
+                 (ptr, size, desc, count))
 PHANTORA_FORWARD(cuTensorMapEncodeTiled,
                  (CUtensorMap * map, CUtensorMapDataType type, cuuint32_t rank, void* address,
                   const cuuint64_t* dims, const cuuint64_t* strides, const cuuint32_t* box,

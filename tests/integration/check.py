@@ -538,6 +538,19 @@ def case_gemm_beta():
         check_eq(seen.get(64 + e), {"0", "1"}, f"entry point {e} (m = {64 + e}): beta 0 and 1")
 
 
+def case_driver_vmm():
+    r = run("driver_vmm", "driver_vmm", flags=zero("--gpus-per-host", "1"))
+    check("done" in r.stdout, "the program ran to its end")
+    chunk = int(r.value("granularity") or 0)
+    check(chunk > 0, "an allocation granularity")
+    check_eq(int(r.value("reserved_used") or -1), 0, "a reservation takes addresses, no memory")
+    check_eq(int(r.value("mapped_used") or -1), 2 * chunk, "two physical chunks count")
+    check_eq(int(r.value("after_release_used") or -1), chunk, "unmapped and released: returned")
+    check_eq(int(r.value("after_free_used") or -1), 0, "everything returned")
+    gpus = gpu_table(r)
+    check_eq(gpus.get(0, {}).get("peak_memory_bytes"), 2 * chunk, "peak memory of GPU 0")
+
+
 def case_driver_modules():
     cubin = os.path.join(ARGS.programs, "driver_module_kernels.cubin")
     r = run("driver_modules", "driver_modules", cubin, flags=zero())
