@@ -332,14 +332,29 @@ std::optional<CountedKernel> classify_counted(std::string_view base, std::string
     // <T>(const T* input, Msg), TensorCompare.cu: one thread reads one value.
     k.kind = CountedKind::kConstant;
     return k;
-  } else if (ends_with(base, "::lpnorm_cleanup") && t.size() == 5 && p.size() == 4) {
+  } else if (ends_with(base, "::lpnorm_cleanup") &&
+             ((t.size() == 5 && p.size() == 4) || (t.size() == 4 && p.size() == 3))) {
     // <T, norm, out_t, apply_root, out_opmath_t>(per-chunk norms, addresses, ..., int
     // max_chunks_per_tensor), ForeachReduceOp.cu: one block per tensor reads its chunks'
-    // partial norms and writes the tensor's norm.
+    // partial norms and writes the tensor's norm. PyTorch 2.6 and earlier:
+    // <T, norm, out_t, out_opmath_t>(per-chunk norms, addresses, int max_chunks_per_tensor).
+    const bool before_apply_root = t.size() == 4;
     k.kind = CountedKind::kNormCleanup;
     k.work = wire::WorkKind::kReduce;
-    k.bytes = {scalar_bytes(t[4]), scalar_bytes(t[2]), 0, 0};
-    if (k.bytes[0] == 0 || k.bytes[1] == 0 || !count_arg(p, 3, 0, k)) return std::nullopt;
+    k.bytes = {scalar_bytes(t[before_apply_root ? 3 : 4]), scalar_bytes(t[2]), 0, 0};
+    if (k.bytes[0] == 0 || k.bytes[1] == 0 || !count_arg(p, p.size() - 1, 0, k))
+      return std::nullopt;
+    return k;
+  } else if (ends_with(base, "::indexSelectLargeIndex") && t.size() == 7 && p.size() == 8) {
+    // <T, IndicesType, IndexType, dst dims, src dims, index dims, index is major>(dst, src,
+    // indices, int dst dim, int src dim, IndexType total size, IndexType inner size, int64 src
+    // dim size), Indexing.cu (index_select, and embedding's forward in PyTorch 2.6 and earlier):
+    // every element of the output written once from one element of the source; one index read
+    // per slice of inner size.
+    k.kind = CountedKind::kIndexSelect;
+    k.bytes = {element_bytes(t[0]), scalar_bytes(t[1]), 0, 0};
+    if (k.bytes[0] == 0 || k.bytes[1] == 0 || !count_arg(p, 5, 0, k) || !count_arg(p, 6, 1, k))
+      return std::nullopt;
     return k;
   } else {
     return classify_embedding(base, t, p);
@@ -416,6 +431,13 @@ std::optional<Traffic> counted_traffic(const CountedKernel& k, void* const* args
       w.read = uint64_t{grid[0]} * arg(0) * b(0);
       w.written = uint64_t{grid[0]} * b(1);
       break;
+    case CountedKind::kIndexSelect: {
+      const uint64_t total = arg(0), inner = arg(1);
+      if (inner == 0) return std::nullopt;
+      w.read = total * b(0) + (total / inner) * b(1);
+      w.written = total * b(0);
+      break;
+    }
     case CountedKind::kEmbeddingRows: {
       const uint64_t n = arg(0), stride = arg(1);
       w.read = n * (stride * b(0) + b(1)) + n * stride * b(0);  // gradient rows, weight rows

@@ -5,7 +5,8 @@
 // softmax, repeat_interleave, index_put_ with accumulation, top-k selection, the
 // CUB device-wide primitives PyTorch calls (radix-sort passes, histograms, scans,
 // unique-by-key, select, and their tile-state initialisation), embedding backward's segment
-// bookkeeping and final scatter (and its small-batch variant), and the foreach-norm cleanup. Each
+// bookkeeping and final scatter (and its small-batch variant), the foreach-norm cleanup, and
+// index_select's large-index kernel. Each
 // is priced as memory traffic (what it reads and writes through HBM); sources and the parameter
 // positions are listed per kind in torch_counted_kernels.cpp and docs/kernels.md. Pure string and
 // byte work.
@@ -36,6 +37,7 @@ enum class CountedKind : uint8_t {
   kNormCleanup,       // lpnorm_cleanup: one block per tensor over its per-chunk partial norms
   kEmbeddingRows,     // embedding_backward_feature_kernel(indices, grad, weight grad, n, stride)
   kCopy,              // roll_cuda_kernel(in, out, N, ...): every element read and written once
+  kIndexSelect,       // indexSelectLargeIndex(dst, src, indices, ..., total, inner, ...)
   kIndexCopy,         // index_elementwise_kernel(N, f): advanced indexing and index_put_;
                       // _scatter_gather_elementwise_kernel(N, f): gather, scatter
   kScatterFill,       // _scatter_gather_elementwise_kernel of scatter_fill: index read, value set

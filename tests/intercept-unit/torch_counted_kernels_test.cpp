@@ -260,6 +260,47 @@ TEST(TorchCountedKernels, ForeachNormCleanupReadsEachTensorsChunks) {
   EXPECT_EQ(w->bytes_written, 148u * 4);
 }
 
+TEST(TorchCountedKernels, ForeachNormCleanupOfPyTorch26) {
+  // PyTorch 2.6's lpnorm_cleanup<float, L2, float, float>(partial norms, addresses, int
+  // max_chunks): no apply_root argument, the chunk count the last parameter. 291 tensors of up
+  // to 7 chunks: each block reads its tensor's 7 fp32 partial norms and writes one norm.
+  const TorchKernel cleanup = from_mangled(
+      "_ZN2at6native14lpnorm_cleanupIfLNS0_8NormTypeE1EffEEvPKT2_NS0_19TensorListAddressesEi");
+  ASSERT_EQ(cleanup.family, TorchFamily::kCounted);
+  const void* p = nullptr;
+  char addresses[8] = {};
+  int32_t chunks = 7;
+  void* args[] = {&p, addresses, &chunks};
+  const auto w = launch_work(cleanup, args, {291, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->bytes_read, 291u * 7 * 4);
+  EXPECT_EQ(w->bytes_written, 291u * 4);
+}
+
+TEST(TorchCountedKernels, IndexSelectLargeIndexCopiesEveryOutputElement) {
+  // Embedding's forward in PyTorch 2.6 (index_select of the weight's rows): 16,384 token rows
+  // of 4,096 bf16 values, total 16,384 x 4,096 elements, inner size 4,096. Every output element
+  // is read from the weight and written once; one int64 index is read per row.
+  const TorchKernel select = from_mangled(
+      "_ZN2at6native44_GLOBAL__N__50c743a2_11_Indexing_cu_89862edb21indexSelectLargeIndexIN3c108B"
+      "Float16EljLi2ELi2ELin2ELb1EEEvNS_4cuda6detail10TensorInfoIT_T1_EENS7_IKS8_S9_EENS7_IKT0_S9_"
+      "EEiiS9_S9_l");
+  ASSERT_EQ(select.family, TorchFamily::kCounted);
+  char info[216] = {};  // TensorInfo structs, not read
+  int32_t dim = 0;
+  uint32_t total = 16384u * 4096u, inner = 4096;
+  int64_t src_dim_size = 128256;
+  void* args[] = {info, info, info, &dim, &dim, &total, &inner, &src_dim_size};
+  const auto w = launch_work(select, args, {132 * 8, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->bytes_read, uint64_t{16384} * 4096 * 2 + 16384u * 8);
+  EXPECT_EQ(w->bytes_written, uint64_t{16384} * 4096 * 2);
+
+  // An inner size of 0 is not a launch PyTorch makes: not priced rather than divided by zero.
+  inner = 0;
+  EXPECT_FALSE(launch_work(select, args, {1, 1, 1}).has_value());
+}
+
 TEST(TorchCountedKernels, UnknownIteratorsAndMisplacedCountsAreNotPriced) {
   // A scan over a transform iterator reads memory the name does not size: left to the default.
   EXPECT_EQ(classify_torch_kernel(
