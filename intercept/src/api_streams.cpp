@@ -42,6 +42,49 @@ cudaError_t create_stream(cudaStream_t* out, unsigned flags, int priority) {
 // is polling: the real loop would spin until the first of them completes, so the thread's clock
 // moves to that time (nccl-tests waits on each GPU's stream this way). A single query
 // (PyTorch's allocator checks events this way) costs no wait.
+//
+// A loop with other calls between its queries is still a spin when none of them submits work
+// or waits: PyTorch's NCCL watchdog, once its process group is shut down, re-queries each
+// unfinished collective's end event behind a device guard (cudaSetDevice) without sleeping. In
+// `model` and `zero` mode such a loop costs no simulated time and would never end; so the
+// kQuerySpin-th query in a row that finds the same object unfinished, with no work submitted
+// or waited for by the thread since the first, moves the clock to its completion, and so does
+// every later unfinished answer until the thread submits or waits again. A count, not real
+// time, keeps model mode deterministic; a thousand is far more than an allocator's re-checks of
+// one event between launches.
+constexpr int kQuerySpin = 1000;
+
+// The spin rule above: counts this thread's unfinished answers per object since it last
+// submitted or waited; true once the loop spins, after moving the clock to `done`.
+bool spin_waits(const void* what, bool finished, SimTime done) {
+  struct Spun {
+    const void* what;
+    int queries;  // unfinished answers since the thread's work count was spin_work
+  };
+  thread_local std::vector<Spun> spun;  // the objects a watchdog cycles through, one by one
+  thread_local uint64_t spin_work = 0;
+  thread_local bool spinning = false;  // since spin_work: every unfinished answer moves the clock
+  if (finished) {
+    // No longer counted: a watchdog that never submits keeps the list short.
+    std::erase_if(spun, [&](const Spun& s) { return s.what == what; });
+    return false;
+  }
+  const uint64_t work = Runtime::thread_work_count();
+  if (work != spin_work) {
+    spun.clear();
+    spin_work = work;
+    spinning = false;
+  }
+  auto it = std::find_if(spun.begin(), spun.end(), [&](const Spun& s) { return s.what == what; });
+  if (it == spun.end()) it = spun.insert(spun.end(), Spun{what, 0});
+  // Once the loop is known to spin, each object it finds unfinished is waited for in turn, as
+  // the real loop would cycle until the last of them completes (a watchdog holds hundreds).
+  if (!spinning && ++it->queries < kQuerySpin) return false;
+  spinning = true;
+  Runtime::get().advance_clock_to(done);
+  return true;
+}
+
 cudaError_t answer_poll(const void* what, SimTime done) {
   struct Polled {
     const void* what;
@@ -52,7 +95,12 @@ cudaError_t answer_poll(const void* what, SimTime done) {
   const uint64_t call_index = Runtime::thread_call_count();
   if (last_poll_call + 1 != call_index) unfinished.clear();
   last_poll_call = call_index;
-  if (done <= now()) return cudaSuccess;
+  const bool finished = done <= now();
+  if (spin_waits(what, finished, done)) {
+    unfinished.clear();
+    return done <= now() ? cudaSuccess : cudaErrorNotReady;
+  }
+  if (finished) return cudaSuccess;
   const bool again = std::any_of(unfinished.begin(), unfinished.end(),
                                  [&](const Polled& p) { return p.what == what; });
   if (!again) {

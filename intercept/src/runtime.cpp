@@ -67,6 +67,7 @@ constexpr uint64_t kSampleEvery = 64;
 struct ThreadClock {
   int depth = 0;
   uint64_t calls = 0;
+  uint64_t work = 0;         // records sent that submit work or wait (thread_work_count)
   int64_t entry_ns = -1;     // thread CPU time when the current (or last) call entered
   int64_t shim_cost_ns = 0;  // running estimate of the shim's CPU time per call
   bool expensive = false;    // the current call's end is to be measured (note_expensive)
@@ -233,6 +234,7 @@ void Runtime::submit(wire::RecordType type, const void* body, size_t size) {
 void Runtime::submit_parts(wire::RecordType type, const void* head, size_t head_size,
                            const void* tail, size_t tail_size) {
   ensure_connected();
+  ++t_clock.work;
   std::lock_guard lock(mu_);
   if (closed_) return;  // the process is exiting; nothing more is simulated
   append_locked(type, 0, head, head_size, tail, tail_size);
@@ -270,6 +272,7 @@ uint64_t Runtime::send_request(wire::RecordType type, const void* body, size_t s
 
 Runtime::Answer Runtime::wait_reply(uint64_t id, bool advance) {
   note_expensive();
+  if (advance) ++t_clock.work;                // a wait; a query (no advance) is not work
   if (id == 0) return Answer{clock(), 0, 0};  // the process is exiting; nothing waits any more
   std::shared_ptr<PendingReply> pending;
   {
@@ -551,6 +554,10 @@ bool Runtime::in_shim() {
 
 uint64_t Runtime::thread_call_count() {
   return t_clock.calls;
+}
+
+uint64_t Runtime::thread_work_count() {
+  return t_clock.work;
 }
 
 void Runtime::note_expensive() {

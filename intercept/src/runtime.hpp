@@ -80,6 +80,9 @@ class Runtime {
 
   // How many outermost intercepted calls this thread has made.
   static uint64_t thread_call_count();
+  // How many records this thread has sent that submit work or wait for it (every record but a
+  // query, a request that does not move the caller's clock).
+  static uint64_t thread_work_count();
 
   // The current call does real work of its own (moves payload bytes, fills a large host buffer,
   // waits for the daemon): its end is measured instead of estimated, so that none of it is

@@ -208,6 +208,18 @@ def case_event_loop():
     check_eq(r.value("not_ready_polls"), "1", "polls answered not-ready before the jump")
     check_close(r.number("elapsed_us"), 1250.0, "spin-wait, N=100")
     check_eq(sim_ps(r), us_ps(4 + 1250), "simulated_time_ps, spin-wait")
+    # Two events polled in turn, one after launch 50 (done at 4 + 625) and the stop event, with a
+    # cudaSetDevice after each query (PyTorch's NCCL watchdog after shutdown): no query follows
+    # another directly, but nothing is submitted or waited for in between, so the 1,000th
+    # unfinished answer for the first event moves the host to it, and from then on every
+    # unfinished answer moves the host to its event (docs/time.md, "Polling is waiting"): 999
+    # not-ready answers for each, then both complete, the host at the stop event as above.
+    # Before, zero mode never moved the clock and the loop never ended.
+    r = run("event_loop_guarded_spin", "event_loop", "step", "100", "guarded_spin",
+            flags=zero("--timeout", "60"))
+    check_eq(r.value("not_ready_polls"), "1998", "guarded polls answered not-ready before the jump")
+    check_close(r.number("elapsed_us"), 1250.0, "guarded spin-wait, N=100")
+    check_eq(sim_ps(r), us_ps(4 + 1250), "simulated_time_ps, guarded spin-wait")
     # Model mode, 2 us per call < 12.5 us per kernel: still GPU-bound after the first launch.
     # start recorded at host T (done T+4); launch 1 at host T+2 starts T+6; the rest follow
     # back to back; stop completes at T+6+12.5N: elapsed = 2 + 12.5 N.
