@@ -1,5 +1,6 @@
 // Shared by the integration test programs: fail loudly on any unexpected CUDA error.
 #pragma once
+#include <cuda.h>
 #include <cuda_runtime.h>
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +13,16 @@
       std::printf("FAILED %s: %s (line %d)\n", #x, cudaGetErrorName(e_), __LINE__); \
       std::exit(1);                                                                 \
     }                                                                               \
+  } while (0)
+
+// The same for driver API calls (CUresult), for the programs that use the driver API.
+#define CU_CHECK(x)                                                        \
+  do {                                                                     \
+    CUresult r_ = (x);                                                     \
+    if (r_ != CUDA_SUCCESS) {                                              \
+      std::printf("FAILED %s: CUresult %d (line %d)\n", #x, r_, __LINE__); \
+      std::exit(1);                                                        \
+    }                                                                      \
   } while (0)
 
 // Elapsed time between two completed events in microseconds.

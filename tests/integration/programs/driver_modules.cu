@@ -12,15 +12,6 @@
 
 #include "check.cuh"
 
-#define CU_CHECK(x)                                                        \
-  do {                                                                     \
-    CUresult r_ = (x);                                                     \
-    if (r_ != CUDA_SUCCESS) {                                              \
-      std::printf("FAILED %s: CUresult %d (line %d)\n", #x, r_, __LINE__); \
-      std::exit(1);                                                        \
-    }                                                                      \
-  } while (0)
-
 int main(int argc, char** argv) {
   if (argc != 2) return 2;
   std::ifstream in(argv[1], std::ios::binary);

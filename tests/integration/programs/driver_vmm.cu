@@ -8,15 +8,6 @@
 
 #include "check.cuh"
 
-#define CU_CHECK(x)                                                        \
-  do {                                                                     \
-    CUresult r_ = (x);                                                     \
-    if (r_ != CUDA_SUCCESS) {                                              \
-      std::printf("FAILED %s: CUresult %d (line %d)\n", #x, r_, __LINE__); \
-      std::exit(1);                                                        \
-    }                                                                      \
-  } while (0)
-
 template <typename F>
 F find(void* lib, const char* name) {
   void* f = dlsym(lib, name);
