@@ -47,11 +47,11 @@ cudaError_t create_stream(cudaStream_t* out, unsigned flags, int priority) {
 // or waits: PyTorch's NCCL watchdog, once its process group is shut down, re-queries each
 // unfinished collective's end event behind a device guard (cudaSetDevice) without sleeping. In
 // `model` and `zero` mode such a loop costs no simulated time and would never end; so the
-// kQuerySpin-th query in a row that finds the same object unfinished, with no work submitted
-// or waited for by the thread since the first, moves the clock to its completion, and so does
-// every later unfinished answer until the thread submits or waits again. A count, not real
-// time, keeps model mode deterministic; a thousand is far more than an allocator's re-checks of
-// one event between launches.
+// kQuerySpin-th query that finds one object unfinished (other objects' queries may come
+// between), with no work submitted or waited for by the thread since the first, moves the
+// clock to its completion, and so does every later unfinished answer until the thread submits
+// or waits again. A count, not real time, keeps model mode deterministic; a thousand is far
+// more than an allocator's re-checks of one event between launches.
 constexpr int kQuerySpin = 1000;
 
 // The spin rule above: counts this thread's unfinished answers per object since it last
