@@ -15,8 +15,22 @@ thread_local Pending t_pending;
 
 }  // namespace
 
+bool names_described_kernel(std::string_view kernel, std::string_view described) {
+  if (described.empty()) return false;
+  if (kernel == described) return true;
+  // Triton 2 names a kernel <function>_<specialization>: for each parameter its index, then c
+  // (equal to 1), d (divisible by 16), e (by 8), e.g. `_rms_norm_fwd_kernel_0d1d2d3d45de6`.
+  if (kernel.size() <= described.size() + 1 || !kernel.starts_with(described) ||
+      kernel[described.size()] != '_') {
+    return false;
+  }
+  const std::string_view suffix = kernel.substr(described.size() + 1);
+  return suffix.find_first_not_of("0123456789cde") == std::string_view::npos &&
+         suffix.front() == '0';
+}
+
 std::optional<LaunchWork> take_described_work(std::string_view kernel) {
-  if (t_pending.kernel.empty() || t_pending.kernel != kernel) return std::nullopt;
+  if (!names_described_kernel(kernel, t_pending.kernel)) return std::nullopt;
   const LaunchWork work = t_pending.work;
   if (!t_pending.held) t_pending.kernel.clear();
   return work;

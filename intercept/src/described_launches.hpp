@@ -14,6 +14,10 @@
 
 namespace phantora::shim {
 
+// Whether a launch of `kernel` (the name its module gives it) is of the function a description
+// names `described`: the same name, or Triton 2's name for a specialization of it.
+bool names_described_kernel(std::string_view kernel, std::string_view described);
+
 // The work of this thread's pending description if it names `kernel`, which uses it up; a
 // launch of another kernel leaves it pending (the hook describes each launch again).
 std::optional<LaunchWork> take_described_work(std::string_view kernel);

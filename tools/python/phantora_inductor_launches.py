@@ -17,14 +17,19 @@ described just before they launch:
     may pass a whole buffer of which the kernel indexes a slice. A broadcast input, or a
     reduction's output, counts its own smaller size, once.
 
-Other Triton kernels (matmul templates of max-autotune, user kernels) stay with the default model
-and are listed by name in the report. Nothing the job computes or launches changes. Without
+  * a program's own @triton.jit kernels called inside a compiled region, which inductor launches
+    too: by what their source says, as when the program launches them itself
+    (phantora_triton_launches.py: memory-bound unless they call tl.dot).
+
+Other Triton kernels (matmul templates of max-autotune, user kernels with matrix products) stay
+with the default model and are listed by name in the report. Nothing the job computes or launches changes. Without
 libphantora (a normal run) the hook does nothing.
 """
 import ctypes
 import functools
 
 import phantora_flex_attention  # next to this file, on PYTHONPATH
+import phantora_triton_launches  # next to this file, on PYTHONPATH
 
 
 def _shim_functions():
@@ -97,22 +102,40 @@ def memory_traffic(roles, args):
     return read, written
 
 
+def _program_kernel(autotuner, parameters):
+    """(name, reduction, traffic) of a program's own memory-bound kernel that inductor launches,
+    else None. inductor passes its parameters in the order it declares them."""
+    found = phantora_triton_launches.roles_of(autotuner.fn)
+    if found is None or found[1].params != parameters:
+        return None
+    name, roles = found
+    return name, int(roles.reduces), lambda args: phantora_triton_launches.traffic(roles, args, {})
+
+
+def _inductor_kernel(autotuner, parameters):
+    """(name, reduction, traffic) of one of inductor's pointwise or reduction kernels, else
+    None."""
+    name = autotuner.fn.__name__
+    reduction = _memory_kind(name)
+    if reduction is None:
+        return None
+    roles = parameter_roles(parameters)
+    return name.encode(), int(reduction), lambda args: memory_traffic(roles, args)
+
+
 def describe_memory_launch(autotuner, args):
     # What a kernel is, and its parameters' roles, are decided once per kernel: the hook runs
     # before every Triton launch of the job, and in measured mode its own CPU time counts as
     # the job's host time.
     found = getattr(autotuner, "_phantora_memory", False)
     if found is False:
-        name = autotuner.fn.__name__
-        reduction = _memory_kind(name)
-        found = None if reduction is None else (
-            name.encode(), int(reduction),
-            parameter_roles(list(autotuner.triton_meta.get("signature", {}).keys())))
+        parameters = list(autotuner.triton_meta.get("signature", {}).keys())
+        found = _inductor_kernel(autotuner, parameters) or _program_kernel(autotuner, parameters)
         autotuner._phantora_memory = found
     if found is None:
         return
-    name, reduction, roles = found
-    read, written = memory_traffic(roles, args)
+    name, reduction, traffic = found
+    read, written = traffic(args)
     if read + written > 0:
         _describe(name, reduction, read, written)
 

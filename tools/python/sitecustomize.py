@@ -14,6 +14,9 @@ clock; docs/time.md.) In every Python process of the job it
     constants inside their compiled code): FlexAttention's by their shape and the block mask's
     pattern evaluated on the host (phantora_flex_attention.py), pointwise and reduction kernels
     by the bytes their tensors hold.
+  * describes the Triton kernels a program launches itself (kernel[grid](...), triton.autotune)
+    just before they launch (phantora_triton_launches.py): a kernel without matrix products by
+    the bytes of the tensors its source loads from and stores to.
   * makes print() write each line in one piece: sys.stdout and sys.stderr flush at the end of
     a line instead of after every write (PYTHONUNBUFFERED, which phantora run sets, writes
     print's text and its newline separately, and ranks sharing a host's pipe then break each
@@ -92,6 +95,12 @@ def _inductor_launches(module):
     phantora_inductor_launches.patch_inductor(module)
 
 
+def _triton_launches(module):
+    import phantora_triton_launches  # next to this file, on PYTHONPATH
+
+    phantora_triton_launches.patch_triton(module)
+
+
 def _chain_shadowed_sitecustomize():
     here = os.path.dirname(os.path.abspath(__file__))
     rest = [p for p in sys.path if os.path.abspath(p or ".") != here]
@@ -121,4 +130,5 @@ if os.environ.get("PHANTORA_SOCKET") or os.environ.get("PHANTORA_ADDRESS"):
                                          _flex_attention_masks))
     sys.meta_path.insert(0, _AfterImport("torch._inductor.runtime.triton_heuristics",
                                          _inductor_launches))
+    sys.meta_path.insert(0, _AfterImport("triton.runtime.jit", _triton_launches))
 _chain_shadowed_sitecustomize()
