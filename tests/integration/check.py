@@ -563,6 +563,37 @@ def case_driver_vmm():
     check_eq(gpus.get(0, {}).get("peak_memory_bytes"), 2 * chunk, "peak memory of GPU 0")
 
 
+def case_nvidia_smi():
+    # The nvidia-smi stand-in on PATH answers for the simulated GPUs from the NVML stand-in:
+    # names and memory from the preset (gpus.toml), and options that would change a GPU fail.
+    script = ("nvidia-smi --query-gpu=index,name,memory.total,compute_cap,power.draw "
+              "--format=csv,noheader,nounits; nvidia-smi -L; nvidia-smi -i 1 "
+              "--query-gpu=index --format=csv; nvidia-smi -pl 500; echo pl_rc=$?; "
+              "nvidia-smi --query-gpu=bogus --format=csv; echo bogus_rc=$?; "
+              "nvidia-smi | grep -c 'NVIDIA H100 80GB HBM3'; command -v nvidia-smi")
+    r = run("nvidia_smi", "/bin/sh", "-c", script,
+            flags=zero("--gpus-per-host", "2", "--gpu", "h100"))
+    lines = r.stdout.splitlines()
+    name = h100()["device"]["name"]
+    mib = h100()["device"]["total_global_mem"] >> 20
+    for g in range(2):
+        check(f"{g}, {name}, {mib}, 9.0, [N/A]" in lines, f"GPU {g}'s CSV row")
+        check(any(line.startswith(f"GPU {g}: {name} (UUID: GPU-") for line in lines),
+              f"GPU {g} listed")
+    check("index" in lines and "1" in lines, "-i 1 selects the second GPU, with a header")
+    check("pl_rc=2" in lines, "a power limit cannot be set: exit 2")
+    check("bogus_rc=2" in lines, "an unknown field: exit 2")
+    check("2" in lines, "the table has a row per GPU")
+    # Outside `phantora run` it says there is no simulated GPU, as the real tool says it cannot
+    # reach the driver (exit 9).
+    path = next((line for line in lines if line.endswith("/nvidia-smi")), None)
+    check(path is not None, "nvidia-smi is found on PATH")
+    if path:
+        alone = subprocess.run([path], capture_output=True, text=True, timeout=30)
+        check_eq(alone.returncode, 9, "outside phantora run: exit 9")
+        check("phantora run" in alone.stdout, "and says to run under phantora run")
+
+
 def case_driver_modules():
     cubin = os.path.join(ARGS.programs, "driver_module_kernels.cubin")
     r = run("driver_modules", "driver_modules", cubin, flags=zero())

@@ -26,6 +26,8 @@ std::map<std::string, std::string> job_environment(const std::filesystem::path& 
       // (intercept/CMakeLists.txt), are found first by programs that open them by name.
       {"LD_LIBRARY_PATH", prepend((shim.parent_path() / "standin").string(), "LD_LIBRARY_PATH")},
       {"LD_PRELOAD", prepend(shim.string(), "LD_PRELOAD")},
+      // ... and an nvidia-smi stand-in, by programs that run it.
+      {"PATH", prepend((shim.parent_path() / "standin" / "bin").string(), "PATH")},
       {"PYTHONPATH", prepend(find_python_hook().string(), "PYTHONPATH")},
       // One of the two is empty, which the shim reads as unset.
       {"PHANTORA_SOCKET", contact.socket.string()},
