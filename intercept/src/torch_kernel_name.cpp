@@ -65,9 +65,10 @@ std::string_view base_name(std::string_view d) {
   return d.substr(0, cut);
 }
 
-// K of "std::array<char*, 3ul>".
+// K of "std::array<char*, 3ul>", or of "at::detail::Array<char*, 3>" (PyTorch 2.5 and earlier
+// pass the operands in c10's own array type).
 int array_size(std::string_view arg) {
-  if (arg.find("std::array<char*") != 0) return 0;
+  if (arg.find("std::array<char*") != 0 && arg.find("at::detail::Array<char*") != 0) return 0;
   const std::vector<std::string_view> a = template_args(arg);
   if (a.size() != 2) return 0;
   return std::atoi(std::string(a[1]).c_str());

@@ -23,6 +23,15 @@ namespace {
 constexpr const char* kFillLong =
     "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<long>, "
     "std::array<char*, 1ul>, false>(int, at::native::FillFunctor<long>, std::array<char*, 1ul>)";
+// PyTorch 2.5 and earlier: c10's array type, no trailing bool.
+constexpr const char* kFillIntTorch25 =
+    "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<int>, "
+    "at::detail::Array<char*, 1> >(int, at::native::FillFunctor<int>, at::detail::Array<char*, 1>)";
+constexpr const char* kMulFloatTorch25 =
+    "void at::native::vectorized_elementwise_kernel<4, at::native::BUnaryFunctor<float, float, "
+    "float, at::native::binary_internal::MulFunctor<float> >, at::detail::Array<char*, 2> >(int, "
+    "at::native::BUnaryFunctor<float, float, float, at::native::binary_internal::MulFunctor<float> "
+    ">, at::detail::Array<char*, 2>)";
 constexpr const char* kCastFloatToBf16 =
     "void at::native::vectorized_elementwise_kernel<8, "
     "at::native::converting_copy_kernel_cuda<float, c10::BFloat16>(at::TensorIteratorBase&)::"
@@ -198,6 +207,16 @@ TEST(TorchKernelName, ElementwiseFamiliesAndOperandSizes) {
   EXPECT_EQ(fill.family, TorchFamily::kVectorized);
   EXPECT_EQ(fill.operands, 1);
   EXPECT_EQ(fill.out_bytes, 8);
+
+  const TorchKernel fill25 = classify(kFillIntTorch25);
+  EXPECT_EQ(fill25.family, TorchFamily::kVectorized);
+  EXPECT_EQ(fill25.operands, 1);
+  EXPECT_EQ(fill25.out_bytes, 4);
+  const TorchKernel mul25 = classify(kMulFloatTorch25);  // x * scalar: one tensor in, one out
+  EXPECT_EQ(mul25.family, TorchFamily::kVectorized);
+  EXPECT_EQ(mul25.operands, 2);
+  EXPECT_EQ(mul25.in_bytes, 4);
+  EXPECT_EQ(mul25.out_bytes, 4);
 
   // A converting copy reads the lambda's parameter type and writes the other one.
   const TorchKernel cast = classify(kCastFloatToBf16);

@@ -185,6 +185,41 @@ class Traffic(unittest.TestCase):
         self.assertEqual((read, written), (200, 200))
 
 
+class Autotuner:  # what inductor's CachingAutotuner holds, as its generated code builds it
+    def __init__(self, fn_name, arg_names, signature, kernel_name=None):
+        self.fn = type("JITFunction", (), {"__name__": fn_name, "arg_names": arg_names})()
+        self.triton_meta = {"signature": signature}
+        self.inductor_meta = {"kernel_name": kernel_name} if kernel_name else {}
+
+
+class InductorKernels(unittest.TestCase):
+    # torch 2.6 and later: the function has the kernel's name, the signature its parameters'.
+    NEW = Autotuner("triton_poi_fused_add_0", ["in_ptr0", "in_ptr1", "out_ptr0", "xnumel",
+                                               "XBLOCK"],
+                    {"in_ptr0": "*bf16", "in_ptr1": "*bf16", "out_ptr0": "*bf16",
+                     "xnumel": "i32", "XBLOCK": "constexpr"}, "triton_poi_fused_add_0")
+    # torch 2.5: every function is `triton_`, the signature keyed by position, constexprs left
+    # out; the kernel's name is in inductor_meta.
+    OLD = Autotuner("triton_", ["in_ptr0", "in_ptr1", "out_ptr0", "xnumel", "XBLOCK"],
+                    {0: "*bf16", 1: "*bf16", 2: "*bf16", 3: "i32"}, "triton_poi_fused_add_0")
+
+    def test_parameter_names_either_way(self):
+        self.assertEqual(hook.parameter_names(self.NEW),
+                         ["in_ptr0", "in_ptr1", "out_ptr0", "xnumel", "XBLOCK"])
+        self.assertEqual(hook.parameter_names(self.OLD), ["in_ptr0", "in_ptr1", "out_ptr0",
+                                                          "xnumel"])
+
+    def test_kind_from_the_kernel_name_and_launch_by_the_function_name(self):
+        import phantora_inductor_launches as inductor
+        x, y, out = Tensor(1 << 20, 2), Tensor(1 << 20, 2), Tensor(1 << 20, 2)
+        for autotuner, launched in ((self.NEW, b"triton_poi_fused_add_0"), (self.OLD, b"triton_")):
+            found = inductor._inductor_kernel(autotuner, hook.parameter_names(autotuner))
+            self.assertIsNotNone(found)
+            name, reduction, traffic = found
+            self.assertEqual((name, reduction), (launched, 0))
+            self.assertEqual(traffic((x, y, out, 1 << 20)), (4 << 20, 2 << 20))
+
+
 class WithoutTheShim(unittest.TestCase):
     def test_patch_is_a_no_op(self):
         class Module:

@@ -24,6 +24,8 @@ import ctypes
 import functools
 import sys
 
+import phantora_triton_launches  # next to this file, on PYTHONPATH
+
 # Mask evaluations beyond this many (query, key) pairs sample rows of each query block.
 _EVALUATION_BUDGET = 1 << 26
 
@@ -204,7 +206,7 @@ def _flex_parameter_names(autotuner):
     None; decided once per kernel, since every Triton launch of the job comes through here."""
     names = getattr(autotuner, "_phantora_flex_names", False)
     if names is False:
-        names = list(autotuner.triton_meta.get("signature", {}).keys())
+        names = phantora_triton_launches.parameter_names(autotuner)
         if "arg_Q" not in names or ("arg_KV_NUM_BLKS" not in names and
                                     "arg_Q_NUM_BLKS" not in names):
             names = None

@@ -114,9 +114,11 @@ def _program_kernel(autotuner, parameters):
 
 def _inductor_kernel(autotuner, parameters):
     """(name, reduction, traffic) of one of inductor's pointwise or reduction kernels, else
-    None."""
+    None. The launch carries the compiled function's name; inductor of torch 2.5 and earlier
+    names every function `triton_` and keeps the kernel's own name in its metadata."""
     name = autotuner.fn.__name__
-    reduction = _memory_kind(name)
+    meta = getattr(autotuner, "inductor_meta", None) or {}
+    reduction = _memory_kind(meta.get("kernel_name") or name)
     if reduction is None:
         return None
     roles = parameter_roles(parameters)
@@ -129,7 +131,7 @@ def describe_memory_launch(autotuner, args):
     # the job's host time.
     found = getattr(autotuner, "_phantora_memory", False)
     if found is False:
-        parameters = list(autotuner.triton_meta.get("signature", {}).keys())
+        parameters = phantora_triton_launches.parameter_names(autotuner)
         found = _inductor_kernel(autotuner, parameters) or _program_kernel(autotuner, parameters)
         autotuner._phantora_memory = found
     if found is None:

@@ -209,6 +209,17 @@ def _tensor(value):
     return None
 
 
+def parameter_names(autotuner):
+    """The names of the parameters CachingAutotuner.run receives, in order: the keys of the
+    kernel's signature, or, where inductor of torch 2.5 and earlier keys it by position, the
+    compiled function's parameter names at those positions."""
+    signature = autotuner.triton_meta.get("signature", {})
+    if all(isinstance(k, str) for k in signature):
+        return list(signature)
+    names = list(getattr(autotuner.fn, "arg_names", []))
+    return [names[k] if isinstance(k, int) and k < len(names) else str(k) for k in signature]
+
+
 def traffic(roles, args, kwargs):
     """(bytes read, bytes written) of a launch with these arguments."""
     bound = dict(zip(roles.params, args))
