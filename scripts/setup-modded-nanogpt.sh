@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Sets up the programs behind modded-nanogpt's published speedrun records for
+# examples/modded-nanogpt/run.sh (docs/accuracy.md, "modded-nanogpt"). A record's log begins
+# with the exact training script it ran (the script writes its own source into the log), so the
+# program is taken from the published log itself, at the commit that added it; the environment
+# is the torch release the log names, every package pinned in
+# examples/modded-nanogpt/requirements-VERSION.txt.
+#
+# Usage: scripts/setup-modded-nanogpt.sh [RECORD...]   (2024-10-18; default all)
+#
+#   MODDED_NANOGPT_DIR   where programs and environments go (default ~/.cache/phantora):
+#                        modded-nanogpt-RECORD/ (train_gpt2.py and the published log) and
+#                        modded-nanogpt-VERSION-venv/
+#   MODDED_NANOGPT_REPO  a clone of KellerJordan/modded-nanogpt holding the commits (default:
+#                        cloned from https://github.com/KellerJordan/modded-nanogpt)
+#
+# Neither the programs nor the environments are part of this repository; both are reused while
+# present (an environment while its requirements are unchanged).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+parent=${MODDED_NANOGPT_DIR:-$HOME/.cache/phantora}
+records=("$@")
+[ ${#records[@]} -gt 0 ] || records=(2024-10-18)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+repo=${MODDED_NANOGPT_REPO:-}
+
+for record in "${records[@]}"; do
+  case $record in
+    # the commit that published the log, the log's path there, the torch it names
+    2024-10-18) commit=2b78ab3b714d54eaa570da446ac93b59b0608f4f
+                log=records/101824_PyTorch25/d4bfb25f-688d-4da5-8743-33926fad4842.txt
+                version=2.5.0 ;;
+    *) echo "setup-modded-nanogpt: unknown record '$record' (2024-10-18)" >&2
+       exit 2 ;;
+  esac
+  dest=$parent/modded-nanogpt-$record
+  if [ ! -f "$dest/train_gpt2.py" ]; then
+    if [ -z "$repo" ]; then
+      git clone -q https://github.com/KellerJordan/modded-nanogpt "$tmp/modded-nanogpt"
+      repo=$tmp/modded-nanogpt
+    fi
+    rm -rf "$dest.partial" && mkdir -p "$dest.partial"
+    git -C "$repo" show "$commit:$log" > "$dest.partial/published.log"
+    # the script is the log's text between its first two rules of 100 '='
+    awk 'BEGIN { rule = sprintf("%100s", ""); gsub(/ /, "=", rule) }
+         $0 == rule { n++; next }
+         n == 1 { print }
+         n >= 2 { exit }' "$dest.partial/published.log" > "$dest.partial/train_gpt2.py"
+    if ! grep -q "^num_iterations\|num_iterations : int" "$dest.partial/train_gpt2.py"; then
+      echo "setup-modded-nanogpt: no training script found at the head of $log" >&2
+      exit 1
+    fi
+    mv "$dest.partial" "$dest"
+    echo "setup-modded-nanogpt: record $record ($commit) in $dest"
+  fi
+
+  req=examples/modded-nanogpt/requirements-$version.txt
+  venv=$parent/modded-nanogpt-$version-venv
+  stamp=$venv/.phantora-requirements
+  if [ -x "$venv/bin/python" ] && cmp -s "$req" "$stamp"; then
+    echo "setup-modded-nanogpt: using $venv"
+    continue
+  fi
+  echo "setup-modded-nanogpt: installing $req into $venv"
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --upgrade pip
+  "$venv/bin/pip" install -q -r "$req"
+  cp "$req" "$stamp"
+done
