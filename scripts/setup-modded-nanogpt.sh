@@ -18,6 +18,8 @@
 # present (an environment while its requirements are unchanged).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/pinned-venv.sh
+. scripts/pinned-venv.sh
 parent=${MODDED_NANOGPT_DIR:-$HOME/.cache/phantora}
 records=("$@")
 [ ${#records[@]} -gt 0 ] || records=(2024-10-18)
@@ -55,17 +57,6 @@ for record in "${records[@]}"; do
     echo "setup-modded-nanogpt: record $record ($commit) in $dest"
   fi
 
-  req=examples/modded-nanogpt/requirements-$version.txt
-  venv=$parent/modded-nanogpt-$version-venv
-  stamp=$venv/.phantora-requirements
-  if [ -x "$venv/bin/python" ] && cmp -s "$req" "$stamp"; then
-    echo "setup-modded-nanogpt: using $venv"
-    continue
-  fi
-  echo "setup-modded-nanogpt: installing $req into $venv"
-  rm -rf "$venv"
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install -q --upgrade pip
-  "$venv/bin/pip" install -q -r "$req"
-  cp "$req" "$stamp"
+  pinned_venv setup-modded-nanogpt "examples/modded-nanogpt/requirements-$version.txt" \
+    "$parent/modded-nanogpt-$version-venv"
 done

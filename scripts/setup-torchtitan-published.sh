@@ -16,6 +16,8 @@
 # present (an environment while its requirements are unchanged).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/pinned-venv.sh
+. scripts/pinned-venv.sh
 parent=${TORCHTITAN_PUBLISHED_DIR:-$HOME/.cache/phantora}
 programs=("$@")
 [ ${#programs[@]} -gt 0 ] || programs=(2024-12 2025-03)
@@ -45,17 +47,6 @@ for program in "${programs[@]}"; do
     echo "setup-torchtitan-published: TorchTitan $commit in $src"
   fi
 
-  req=examples/torchtitan/published/requirements-$program.txt
-  venv=$parent/torchtitan-$program-venv
-  stamp=$venv/.phantora-requirements
-  if [ -x "$venv/bin/python" ] && cmp -s "$req" "$stamp"; then
-    echo "setup-torchtitan-published: using $venv"
-    continue
-  fi
-  echo "setup-torchtitan-published: installing $req into $venv"
-  rm -rf "$venv"
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install -q --upgrade pip
-  "$venv/bin/pip" install -q -r "$req"
-  cp "$req" "$stamp"
+  pinned_venv setup-torchtitan-published \
+    "examples/torchtitan/published/requirements-$program.txt" "$parent/torchtitan-$program-venv"
 done

@@ -54,7 +54,9 @@ for changed in "num_iterations : int = $steps" "val_tokens : int = 524288"; do
     echo "run.sh: could not set '$changed' in $src/train_gpt2.py" >&2; exit 1; }
 done
 export TORCHINDUCTOR_COMPILE_THREADS=${TORCHINDUCTOR_COMPILE_THREADS:-1}
-export TORCHINDUCTOR_CACHE_DIR=${TORCHINDUCTOR_CACHE_DIR:-$parent/torchinductor-modded-nanogpt-$version}
+# inductor's cache for this torch release kept apart from the others'
+cache=$parent/torchinductor-modded-nanogpt-$version
+export TORCHINDUCTOR_CACHE_DIR=${TORCHINDUCTOR_CACHE_DIR:-$cache}
 cd "$work"
 # shellcheck disable=SC2086
 exec "$phantora" run --hosts 1 --gpus-per-host 8 --gpu "${GPU:-h100}" --cpu-time model \

@@ -22,32 +22,20 @@ described just before they launch:
     (phantora_triton_launches.py: memory-bound unless they call tl.dot).
 
 Other Triton kernels (matmul templates of max-autotune, user kernels with matrix products) stay
-with the default model and are listed by name in the report. Nothing the job computes or launches changes. Without
-libphantora (a normal run) the hook does nothing.
+with the default model and are listed by name in the report. Nothing the job computes or
+launches changes. Without libphantora (a normal run) the hook does nothing.
 """
-import ctypes
 import functools
 
 import phantora_flex_attention  # next to this file, on PYTHONPATH
 import phantora_triton_launches  # next to this file, on PYTHONPATH
 
 
-def _shim_functions():
-    try:
-        lib = ctypes.CDLL(None)
-        describe, clear = lib.phantora_describe_memory_op, lib.phantora_describe_clear
-    except (AttributeError, OSError):
-        return None, None
-    describe.restype = ctypes.c_int
-    describe.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_uint64, ctypes.c_uint64]
-    clear.restype = None
-    clear.argtypes = []
-    return describe, clear
-
-
-# The description holds for every launch of the kernel until cleared: one run() may launch it
-# several times (autotuning benchmarks each configuration with the same tensors).
-_describe, _clear = _shim_functions()
+# The shim's description calls (phantora_triton_launches.py opens them). A description holds for
+# every launch of the kernel until cleared: one run() may launch it several times (autotuning
+# benchmarks each configuration with the same tensors).
+_describe = phantora_triton_launches.describe_memory_op
+_clear = phantora_triton_launches.clear_description
 
 # Kernel-name prefixes of inductor's memory-bound kernels, and whether each reduces.
 _MEMORY_KINDS = (("triton_poi_", False), ("triton_red_", True), ("triton_per_", True))

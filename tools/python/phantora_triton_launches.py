@@ -44,7 +44,9 @@ def _shim_functions():
     return describe, clear
 
 
-_describe, _clear = _shim_functions()
+# libphantora's phantora_describe_memory_op(name, reduction, read, written) and
+# phantora_describe_clear(), or None without it; phantora_inductor_launches.py uses them too.
+describe_memory_op, clear_description = _shim_functions()
 
 # Names of triton.language's calls, by what they say of the kernel.
 _LOADS = frozenset({"load"})
@@ -275,7 +277,7 @@ def roles_of(jit_function):
 def patch_triton(module):
     """Wraps JITFunction.run, through which every kernel[grid](...) launch of a program and
     triton.autotune's benchmarks go, to describe memory-bound kernels just before they launch."""
-    if _describe is None:
+    if describe_memory_op is None:
         return
     cls = module.JITFunction
     original = cls.run
@@ -293,11 +295,11 @@ def patch_triton(module):
         read, written = traffic(roles, args, kwargs)
         if read + written == 0:
             return original(self, *args, **kwargs)
-        _describe(name, int(roles.reduces), read, written)
+        describe_memory_op(name, int(roles.reduces), read, written)
         try:
             return original(self, *args, **kwargs)
         finally:
-            _clear()
+            clear_description()
 
     run._phantora_wrapped = True
     cls.run = run
