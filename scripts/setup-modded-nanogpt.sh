@@ -6,7 +6,7 @@
 # is the torch release the log names, every package pinned in
 # examples/modded-nanogpt/requirements-VERSION.txt.
 #
-# Usage: scripts/setup-modded-nanogpt.sh [RECORD...]   (2024-10-18; default all)
+# Usage: scripts/setup-modded-nanogpt.sh [RECORD...]   (2024-10-18, 2024-10-29-adam; default all)
 #
 #   MODDED_NANOGPT_DIR   where programs and environments go (default ~/.cache/phantora):
 #                        modded-nanogpt-RECORD/ (train_gpt2.py and the published log) and
@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.."
 . scripts/pinned-venv.sh
 parent=${MODDED_NANOGPT_DIR:-$HOME/.cache/phantora}
 records=("$@")
-[ ${#records[@]} -gt 0 ] || records=(2024-10-18)
+[ ${#records[@]} -gt 0 ] || records=(2024-10-18 2024-10-29-adam)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 repo=${MODDED_NANOGPT_REPO:-}
@@ -33,7 +33,11 @@ for record in "${records[@]}"; do
     2024-10-18) commit=2b78ab3b714d54eaa570da446ac93b59b0608f4f
                 log=records/101824_PyTorch25/d4bfb25f-688d-4da5-8743-33926fad4842.txt
                 version=2.5.0 ;;
-    *) echo "setup-modded-nanogpt: unknown record '$record' (2024-10-18)" >&2
+    # the optimizer comparison of 2024-10-29: the record above with AdamW for every layer
+    2024-10-29-adam) commit=a83c6f8b6f2075e003336e28ced2e2f8bc204218
+                     log=records/102924_Optimizers/95a9fd44-7c13-49c7-b324-3e7d9e23a499.txt
+                     version=2.5.0 ;;
+    *) echo "setup-modded-nanogpt: unknown record '$record' (2024-10-18, 2024-10-29-adam)" >&2
        exit 2 ;;
   esac
   dest=$parent/modded-nanogpt-$record

@@ -7,8 +7,9 @@
 # batch instead of 20 (validation is outside the timed training time), and the data read from
 # token shards made by make_fineweb_shards.py instead of FineWeb.
 #
-# Usage: examples/modded-nanogpt/run.sh RECORD      (2024-10-18; set up by
-#        scripts/setup-modded-nanogpt.sh RECORD)
+# Usage: examples/modded-nanogpt/run.sh RECORD   (2024-10-18: the record with PyTorch 2.5;
+#        2024-10-29-adam: the same with AdamW instead of Muon, from the optimizer comparison of
+#        that day; set up by scripts/setup-modded-nanogpt.sh RECORD)
 #
 # The script prints its own timing as the record's log does: `step:N/STEPS ... train_time:...
 # step_avg:...`, timed from step 10 (the script leaves the first ten out). Compare the last
@@ -20,10 +21,10 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-record=${1:?usage: $0 RECORD (2024-10-18)}
+record=${1:?usage: $0 RECORD (2024-10-18 or 2024-10-29-adam)}
 case $record in
-  2024-10-18) version=2.5.0 ;;
-  *) echo "run.sh: unknown record '$record' (2024-10-18)" >&2; exit 2 ;;
+  2024-10-18 | 2024-10-29-adam) version=2.5.0 ;;
+  *) echo "run.sh: unknown record '$record' (2024-10-18, 2024-10-29-adam)" >&2; exit 2 ;;
 esac
 parent=${MODDED_NANOGPT_DIR:-$HOME/.cache/phantora}
 src=$parent/modded-nanogpt-$record
