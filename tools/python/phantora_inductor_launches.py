@@ -31,11 +31,6 @@ import phantora_flex_attention  # next to this file, on PYTHONPATH
 import phantora_triton_launches  # next to this file, on PYTHONPATH
 
 
-# The shim's description calls (phantora_triton_launches.py opens them). A description holds for
-# every launch of the kernel until cleared: one run() may launch it several times (autotuning
-# benchmarks each configuration with the same tensors).
-_describe = phantora_triton_launches.describe_memory_op
-_clear = phantora_triton_launches.clear_description
 
 # Kernel-name prefixes of inductor's memory-bound kernels, and whether each reduces.
 _MEMORY_KINDS = (("triton_poi_", False), ("triton_red_", True), ("triton_per_", True))
@@ -113,27 +108,27 @@ def _inductor_kernel(autotuner, parameters):
     return name.encode(), int(reduction), lambda args: memory_traffic(roles, args)
 
 
-def describe_memory_launch(autotuner, args):
-    # What a kernel is, and its parameters' roles, are decided once per kernel: the hook runs
-    # before every Triton launch of the job, and in measured mode its own CPU time counts as
-    # the job's host time.
+def memory_launch_description(autotuner, args):
+    """(name, reduction, bytes read, bytes written) of a memory-bound kernel's launch with
+    `args`, else None. What a kernel is, and its parameters' roles, are decided once per kernel:
+    the hook runs before every Triton launch of the job, and in measured mode its own CPU time
+    counts as the job's host time."""
     found = getattr(autotuner, "_phantora_memory", False)
     if found is False:
         parameters = phantora_triton_launches.parameter_names(autotuner)
         found = _inductor_kernel(autotuner, parameters) or _program_kernel(autotuner, parameters)
         autotuner._phantora_memory = found
     if found is None:
-        return
+        return None
     name, reduction, traffic = found
     read, written = traffic(args)
-    if read + written > 0:
-        _describe(name, reduction, read, written)
+    return (name, reduction, read, written) if read + written > 0 else None
 
 
 def patch_inductor(module):
     """Wraps CachingAutotuner.run, through which inductor's generated code launches every Triton
     kernel, to describe FlexAttention's and the memory-bound kernels just before they launch."""
-    if _describe is None:
+    if phantora_triton_launches.describe_memory_op is None:
         return
     cls = module.CachingAutotuner
     original = cls.run
@@ -144,11 +139,8 @@ def patch_inductor(module):
     def run(self, *args, **kwargs):
         if phantora_flex_attention.describe_launch(self, args):
             return original(self, *args, **kwargs)
-        describe_memory_launch(self, args)
-        try:
-            return original(self, *args, **kwargs)
-        finally:
-            _clear()
+        return phantora_triton_launches.launch_described(
+            memory_launch_description(self, args), lambda: original(self, *args, **kwargs))
 
     run._phantora_wrapped = True
     cls.run = run

@@ -268,10 +268,24 @@ def roles_of(jit_function):
                 roles = analyse(source, _helper_sources(jit_function))
                 if not roles.matrix_products:
                     found = (jit_function.__name__.encode(), roles)
-            except (SyntaxError, ValueError):
-                found = None
+            except (SyntaxError, ValueError):  # a source ast cannot read: left to the default
+                pass
         jit_function.__dict__["_phantora_roles"] = found
     return found
+
+
+def launch_described(description, launch):
+    """Returns launch(), the shim told beforehand that every launch of the kernel in it moves
+    these bytes: `description` is (name, reduction, bytes read, bytes written), or None (nothing
+    to describe). The description holds until launch() returns (autotuning launches a kernel
+    once per configuration), then is cleared."""
+    if description is None:
+        return launch()
+    describe_memory_op(*description)
+    try:
+        return launch()
+    finally:
+        clear_description()
 
 
 def patch_triton(module):
@@ -284,22 +298,18 @@ def patch_triton(module):
     if getattr(original, "_phantora_wrapped", False):
         return
 
-    @functools.wraps(original)
-    def run(self, *args, **kwargs):
-        if kwargs.get("warmup"):
-            return original(self, *args, **kwargs)
-        found = roles_of(self)
+    def description(jit_function, args, kwargs):
+        found = None if kwargs.get("warmup") else roles_of(jit_function)
         if found is None:
-            return original(self, *args, **kwargs)
+            return None
         name, roles = found
         read, written = traffic(roles, args, kwargs)
-        if read + written == 0:
-            return original(self, *args, **kwargs)
-        describe_memory_op(name, int(roles.reduces), read, written)
-        try:
-            return original(self, *args, **kwargs)
-        finally:
-            clear_description()
+        return (name, int(roles.reduces), read, written) if read + written > 0 else None
+
+    @functools.wraps(original)
+    def run(self, *args, **kwargs):
+        return launch_described(description(self, args, kwargs),
+                                lambda: original(self, *args, **kwargs))
 
     run._phantora_wrapped = True
     cls.run = run
