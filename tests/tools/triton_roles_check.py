@@ -220,6 +220,34 @@ class InductorKernels(unittest.TestCase):
             self.assertEqual(traffic((x, y, out, 1 << 20)), (4 << 20, 2 << 20))
 
 
+class ProgramKernelsInductorLaunches(unittest.TestCase):
+    # A program's own kernel inside a compiled region: inductor passes its arguments in the
+    # order the signature gives, which in torch 2.5 leaves the constexpr BLOCK out.
+    def autotuner(self, signature):
+        a = Autotuner("add", ["x_ptr", "y_ptr", "out_ptr", "n", "BLOCK"], signature)
+        a.fn.src = ADD
+        return a
+
+    def test_bound_by_name_in_either_layout(self):
+        import phantora_inductor_launches as inductor
+        x, y, out = Tensor(1 << 20, 2), Tensor(1 << 20, 2), Tensor(1 << 20, 2)
+        for signature, args in (
+                ({"x_ptr": "*bf16", "y_ptr": "*bf16", "out_ptr": "*bf16", "n": "i32",
+                  "BLOCK": "constexpr"}, (x, y, out, 1 << 20, 1024)),
+                ({0: "*bf16", 1: "*bf16", 2: "*bf16", 3: "i32"}, (x, y, out, 1 << 20))):
+            autotuner = self.autotuner(signature)
+            found = inductor._program_kernel(autotuner, hook.parameter_names(autotuner))
+            self.assertIsNotNone(found)
+            name, reduction, traffic = found
+            self.assertEqual((name, reduction), (b"add", 0))
+            self.assertEqual(traffic(args), (4 << 20, 2 << 20))
+
+    def test_parameters_the_source_does_not_have(self):
+        import phantora_inductor_launches as inductor
+        autotuner = self.autotuner({"x_ptr": "*bf16", "other": "*bf16"})
+        self.assertIsNone(inductor._program_kernel(autotuner, hook.parameter_names(autotuner)))
+
+
 class WithoutTheShim(unittest.TestCase):
     def test_patch_is_a_no_op(self):
         class Module:

@@ -87,12 +87,14 @@ def memory_traffic(roles, args):
 
 def _program_kernel(autotuner, parameters):
     """(name, reduction, traffic) of a program's own memory-bound kernel that inductor launches,
-    else None. inductor passes its parameters in the order it declares them."""
+    else None. The arguments are bound to `parameters` by name: inductor of torch 2.5 and
+    earlier leaves the constexpr parameters out."""
     found = phantora_triton_launches.roles_of(autotuner.fn)
-    if found is None or found[1].params != parameters:
+    if found is None or not set(parameters) <= set(found[1].params):
         return None
     name, roles = found
-    return name, int(roles.reduces), lambda args: phantora_triton_launches.traffic(roles, args, {})
+    return name, int(roles.reduces), lambda args: phantora_triton_launches.traffic(
+        roles, (), dict(zip(parameters, args)))
 
 
 def _inductor_kernel(autotuner, parameters):
