@@ -99,27 +99,66 @@ std::optional<System> read_system() {
   return s;
 }
 
-// One CSV field of --query-gpu, by the names nvidia-smi --help-query-gpu lists; nullopt for a
-// name it does not know.
-std::optional<std::string> field(const System& s, const Gpu& g, const std::string& name,
-                                 bool units) {
-  const std::string mib = units ? " MiB" : "";
-  if (name == "index") return std::to_string(g.index);
-  if (name == "name" || name == "gpu_name") return g.name;
-  if (name == "uuid" || name == "gpu_uuid") return g.uuid;
-  if (name == "pci.bus_id" || name == "gpu_bus_id") return g.bus_id;
-  if (name == "count") return std::to_string(s.gpus.size());
-  if (name == "driver_version") return s.driver_version;
-  if (name == "compute_cap") return std::to_string(g.cc_major) + "." + std::to_string(g.cc_minor);
-  if (name == "memory.total") return std::to_string(g.total_mib) + mib;
-  for (const char* na :
-       {"memory.used", "memory.free", "power.draw", "power.limit", "enforced.power.limit",
-        "temperature.gpu", "utilization.gpu", "utilization.memory", "clocks.sm", "clocks.max.sm",
-        "clocks.gr", "clocks.max.graphics", "clocks.mem", "clocks.max.memory", "power.max_limit",
-        "fan.speed", "pstate"}) {
-    if (name == na) return std::string("[N/A]");
+// The fields of --query-gpu answered here, by the names nvidia-smi --help-query-gpu lists, with
+// the unit the real tool prints after a value and in the header (none for most); a field whose
+// value is null is one NVML does not give here, printed [N/A].
+struct Field {
+  const char* name;
+  const char* unit;
+  std::string (*value)(const System&, const Gpu&);
+};
+std::string gpu_index(const System&, const Gpu& g) {
+  return std::to_string(g.index);
+}
+std::string gpu_name(const System&, const Gpu& g) {
+  return g.name;
+}
+std::string gpu_uuid(const System&, const Gpu& g) {
+  return g.uuid;
+}
+std::string gpu_bus_id(const System&, const Gpu& g) {
+  return g.bus_id;
+}
+const Field kFields[] = {
+    {"index", "", gpu_index},
+    {"name", "", gpu_name},
+    {"gpu_name", "", gpu_name},
+    {"uuid", "", gpu_uuid},
+    {"gpu_uuid", "", gpu_uuid},
+    {"pci.bus_id", "", gpu_bus_id},
+    {"gpu_bus_id", "", gpu_bus_id},
+    {"count", "", [](const System& s, const Gpu&) { return std::to_string(s.gpus.size()); }},
+    {"driver_version", "", [](const System& s, const Gpu&) { return s.driver_version; }},
+    {"compute_cap", "",
+     [](const System&, const Gpu& g) {
+       return std::to_string(g.cc_major) + "." + std::to_string(g.cc_minor);
+     }},
+    {"memory.total", "MiB",
+     [](const System&, const Gpu& g) { return std::to_string(g.total_mib); }},
+    {"memory.used", "", nullptr},
+    {"memory.free", "", nullptr},
+    {"power.draw", "", nullptr},
+    {"power.limit", "", nullptr},
+    {"enforced.power.limit", "", nullptr},
+    {"power.max_limit", "", nullptr},
+    {"temperature.gpu", "", nullptr},
+    {"utilization.gpu", "", nullptr},
+    {"utilization.memory", "", nullptr},
+    {"clocks.sm", "", nullptr},
+    {"clocks.max.sm", "", nullptr},
+    {"clocks.gr", "", nullptr},
+    {"clocks.max.graphics", "", nullptr},
+    {"clocks.mem", "", nullptr},
+    {"clocks.max.memory", "", nullptr},
+    {"fan.speed", "", nullptr},
+    {"pstate", "", nullptr},
+};
+
+const Field* find_field(const std::string& name) {
+  for (const Field& f : kFields) {
+    if (name == f.name) return &f;
   }
-  return std::nullopt;
+  return nullptr;
 }
 
 std::vector<std::string> split(const std::string& text, char sep) {
@@ -151,23 +190,28 @@ int query(const System& s, const std::vector<const Gpu*>& gpus, const std::strin
     std::printf("--query-gpu needs --format=csv\n");
     return kExitUnsupported;
   }
-  const std::vector<std::string> names = split(fields, ',');
-  for (const std::string& n : names) {
-    if (!field(s, s.gpus.front(), n, units)) {
+  std::vector<const Field*> chosen;
+  for (const std::string& n : split(fields, ',')) {
+    const Field* f = find_field(n);
+    if (f == nullptr) {
       std::printf("Field \"%s\" is not a valid field to query.\n", n.c_str());
       return kExitUnsupported;
     }
+    chosen.push_back(f);
   }
+  const auto unit = [&](const Field* f) { return units && *f->unit != '\0'; };
   if (header) {
-    for (size_t i = 0; i < names.size(); ++i) {
-      const bool mem = names[i] == "memory.total" && units;
-      std::printf("%s%s%s", i ? ", " : "", names[i].c_str(), mem ? " [MiB]" : "");
+    for (size_t i = 0; i < chosen.size(); ++i) {
+      std::printf("%s%s", i ? ", " : "", chosen[i]->name);
+      if (unit(chosen[i])) std::printf(" [%s]", chosen[i]->unit);
     }
     std::printf("\n");
   }
   for (const Gpu* g : gpus) {
-    for (size_t i = 0; i < names.size(); ++i) {
-      std::printf("%s%s", i ? ", " : "", field(s, *g, names[i], units)->c_str());
+    for (size_t i = 0; i < chosen.size(); ++i) {
+      const Field* f = chosen[i];
+      std::printf("%s%s", i ? ", " : "", f->value ? f->value(s, *g).c_str() : "[N/A]");
+      if (f->value && unit(f)) std::printf(" %s", f->unit);
     }
     std::printf("\n");
   }
