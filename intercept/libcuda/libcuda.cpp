@@ -41,6 +41,7 @@ void* resolve(const char* name) {
 
 PHANTORA_FORWARD(cuInit, (unsigned int flags), (flags))
 PHANTORA_FORWARD(cuDriverGetVersion, (int* version), (version))
+PHANTORA_FORWARD(cuGetExportTable, (const void** table, const CUuuid* id), (table, id))
 PHANTORA_FORWARD(cuDeviceGet, (CUdevice * device, int ordinal), (device, ordinal))
 PHANTORA_FORWARD(cuDeviceGetCount, (int* count), (count))
 PHANTORA_FORWARD(cuDeviceGetAttribute, (int* value, CUdevice_attribute attr, CUdevice device),

@@ -157,6 +157,17 @@ CUresult drv_driver_get_version(int* version) {
   return cudaDriverGetVersion(version) == cudaSuccess ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
+// cuGetExportTable hands out the driver's private function tables, keyed by undocumented UUIDs;
+// the real CUDA runtime and libraries that link it statically live on them. No such table
+// exists here: every UUID is answered "not supported". NVRTC 13.0 asks for one while compiling
+// (PyTorch 2.11's jitted kernels: erfinv in torch.nn.init.trunc_normal_) and compiles without
+// it; a statically linked runtime fails on that answer with its own error.
+CUresult drv_get_export_table(const void** table, const CUuuid* id) {
+  if (table == nullptr || id == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *table = nullptr;
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+
 CUresult drv_device_get(CUdevice* device, int ordinal) {
   if (device == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (physical_device(ordinal) < 0) return CUDA_ERROR_INVALID_DEVICE;
@@ -574,6 +585,7 @@ const Entry kEntries[] = {
     {"cuGetErrorName", fn(drv_get_error_name), fn(drv_get_error_name)},
     {"cuInit", fn(drv_init), fn(drv_init)},
     {"cuDriverGetVersion", fn(drv_driver_get_version), fn(drv_driver_get_version)},
+    {"cuGetExportTable", fn(drv_get_export_table), fn(drv_get_export_table)},
     {"cuDeviceGet", fn(drv_device_get), fn(drv_device_get)},
     {"cuDeviceGetCount", fn(drv_device_get_count), fn(drv_device_get_count)},
     {"cuDeviceGetAttribute", fn(drv_device_get_attribute), fn(drv_device_get_attribute)},

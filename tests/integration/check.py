@@ -563,6 +563,21 @@ def case_driver_vmm():
     check_eq(gpus.get(0, {}).get("peak_memory_bytes"), 2 * chunk, "peak memory of GPU 0")
 
 
+def case_nvrtc_kernel():
+    # NVRTC asks the driver for a private table while compiling (cuGetExportTable); the answer
+    # "not supported" lets it compile on, and the cubin it makes loads and launches.
+    r = run("nvrtc_kernel", "nvrtc_kernel", flags=zero("--gpus-per-host", "1"))
+    check("not implemented" not in r.stderr, "no call the simulator does not implement")
+    check_eq(r.value("compile"), "0", "nvrtcCompileProgram succeeds (NVRTC_SUCCESS)")
+    check(int(r.value("cubin_bytes") or 0) > 0, "a cubin")
+    check("done" in r.stdout, "the program ran to its end")
+    # Host clock 0: the event pair brackets the one launch, pinned at 25 us (times.csv).
+    check_close(r.number("launch_us"), 25.0, "rt_scale's pinned time between the events")
+    if r.report:
+        top = {k["kernel"]: k for k in r.report["top_kernels"]}
+        check_eq(top.get("rt_scale", {}).get("count"), 1, "rt_scale launched once")
+
+
 def case_nvidia_smi():
     # The nvidia-smi stand-in on PATH answers for the simulated GPUs from the NVML stand-in:
     # names and memory from the preset (gpus.toml), and options that would change a GPU fail.
