@@ -1,6 +1,5 @@
 #include "launch_recorder.hpp"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,6 +18,7 @@
 
 #include "address_space.hpp"
 #include "cubin_params.hpp"
+#include "safe_read.hpp"
 #include "torch_kernel_name.hpp"
 
 namespace phantora::shim {
@@ -35,7 +35,6 @@ struct Recorder {
   std::mutex mu;
   std::string dir;
   FILE* out = nullptr;
-  int self_mem = -1;                               // /proc/self/mem: reads that cannot fault
   std::set<std::string> seen;                      // launches recorded
   std::map<const void*, std::string> image_names;  // image -> its file name under images/
 };
@@ -63,7 +62,6 @@ Recorder* recorder() {
       delete rec;
       return static_cast<Recorder*>(nullptr);
     }
-    rec->self_mem = ::open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
     return rec;
   }();
   return r;
@@ -78,25 +76,6 @@ std::string hex(const void* data, size_t n) {
     s[2 * i + 1] = kDigits[p[i] & 15];
   }
   return s;
-}
-
-// Up to `n` bytes at `p`, fewer where the memory ends (a page that is not mapped): reads go
-// through /proc/self/mem, which reports an error instead of faulting.
-std::string read_up_to(int self_mem, const void* p, size_t n) {
-  std::string bytes(n, '\0');
-  const long page = ::sysconf(_SC_PAGESIZE);
-  size_t done = 0;
-  while (done < n) {
-    const auto at = reinterpret_cast<uintptr_t>(p) + done;
-    const size_t chunk = std::min<size_t>(n - done, page - at % page);
-    const ssize_t got =
-        self_mem >= 0 ? ::pread(self_mem, bytes.data() + done, chunk, static_cast<off_t>(at)) : -1;
-    if (got <= 0) break;
-    done += static_cast<size_t>(got);
-    if (static_cast<size_t>(got) < chunk) break;
-  }
-  bytes.resize(done);
-  return bytes;
 }
 
 // The parameter types of a demangled function: its last parenthesised group, split at top-level
@@ -230,7 +209,7 @@ void record_launch(const KernelInfo& k, const std::array<uint32_t, 3>& grid,
   std::map<uint64_t, size_t> allocation_index;  // owning allocation's base -> its index
   std::vector<uint64_t> allocation_sizes;
   for (size_t i = 0; i < extents->size(); ++i) {
-    const std::string bytes = read_up_to(r->self_mem, args[i], (*extents)[i].bytes);
+    const std::string bytes = read_up_to(args[i], (*extents)[i].bytes);
     text += std::string("param ") + ((*extents)[i].exact ? "exact " : "window ") +
             (bytes.empty() ? "-" : hex(bytes.data(), bytes.size())) + '\n';
     // Device addresses are 8-byte aligned words of a parameter (a pointer, or a pointer member

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "byte_reads.hpp"
+#include "safe_read.hpp"
 
 namespace phantora::shim {
 namespace {
@@ -422,9 +423,19 @@ std::optional<LaunchWork> launch_work(const TorchKernel& k, const DecodedArgs& d
       return std::nullopt;
     }
     case TorchFamily::kMultiTensor: {
-      // The metadata is the first parameter, by value; one block per chunk.
-      const std::optional<uint64_t> elements =
-          multi_tensor_elements(k.multi_tensor, k.multi_tensor_limits, args[0], grid[0]);
+      // The metadata is the first parameter, by value; one block per chunk. Its layout is the
+      // build's (torch_multi_tensor.hpp): the process's CUDA major says which first, the other
+      // is tried when that one does not decode. Read without faulting: the 25 KB layout read
+      // over a 3 KB struct runs past its caller's stack.
+      std::optional<uint64_t> elements;
+      for (const MultiTensorLimits& limits :
+           {k.multi_tensor_limits, k.multi_tensor_limits.other()}) {
+        const size_t bytes = limits.metadata_bytes(k.multi_tensor);
+        const std::string metadata = read_up_to(args[0], bytes);
+        if (metadata.size() < bytes) continue;
+        elements = multi_tensor_elements(k.multi_tensor, limits, metadata.data(), grid[0]);
+        if (elements) break;
+      }
       if (!elements) return std::nullopt;
       w.kind = wire::WorkKind::kForeach;
       w.bytes_read = *elements * static_cast<uint64_t>(k.multi_tensor.read_bytes_per_element);

@@ -109,6 +109,38 @@ int MultiTensorLimits::max_tensors(const MultiTensorKernel& k) const {
   return table[k.depth - 1];
 }
 
+namespace {
+
+// Where the arrays multi_tensor_elements reads start: addresses[depth][tensors],
+// numel_for_tensor[tensors], the kind's own per-tensor array, then block_to_tensor[blocks] and
+// block_to_chunk[blocks].
+struct MetadataOffsets {
+  size_t numel_at, to_tensor_at, to_chunk_at, end;
+};
+
+MetadataOffsets offsets(const MultiTensorKernel& k, const MultiTensorLimits& limits) {
+  const size_t tensors = static_cast<size_t>(limits.max_tensors(k));
+  MetadataOffsets o{};
+  o.numel_at = static_cast<size_t>(k.depth) * tensors * 8;
+  size_t after = o.numel_at + tensors * 8;
+  if (k.metadata == MultiTensorMetadata::kFusedOptimizer) after += tensors * 8;
+  if (k.metadata == MultiTensorMetadata::kScalarList) {
+    after += tensors * static_cast<size_t>(k.scalar_bytes);
+  }
+  const size_t index_bytes = static_cast<size_t>(limits.index_bytes());
+  const size_t blocks = static_cast<size_t>(limits.max_blocks());
+  o.to_tensor_at = align_up(after, index_bytes);
+  o.to_chunk_at = align_up(o.to_tensor_at + blocks * index_bytes, 4);
+  o.end = o.to_chunk_at + blocks * 4;
+  return o;
+}
+
+}  // namespace
+
+size_t MultiTensorLimits::metadata_bytes(const MultiTensorKernel& k) const {
+  return offsets(k, *this).end;
+}
+
 std::optional<uint64_t> multi_tensor_elements(const MultiTensorKernel& k,
                                               const MultiTensorLimits& limits, const void* metadata,
                                               uint32_t blocks) {
@@ -117,28 +149,24 @@ std::optional<uint64_t> multi_tensor_elements(const MultiTensorKernel& k,
   }
   const auto* p = static_cast<const uint8_t*>(metadata);
   const size_t tensors = static_cast<size_t>(limits.max_tensors(k));
-  const size_t depth = static_cast<size_t>(k.depth);
-  // addresses[depth][tensors], numel_for_tensor[tensors], then the kind's own per-tensor array.
-  const size_t numel_at = depth * tensors * 8;
-  size_t after = numel_at + tensors * 8;
-  if (k.metadata == MultiTensorMetadata::kFusedOptimizer) after += tensors * 8;
-  if (k.metadata == MultiTensorMetadata::kScalarList) {
-    after += tensors * static_cast<size_t>(k.scalar_bytes);
-  }
-  const size_t index_bytes = static_cast<size_t>(limits.index_bytes());
-  const size_t to_tensor_at = align_up(after, index_bytes);
-  const size_t to_chunk_at = align_up(to_tensor_at + limits.max_blocks() * index_bytes, 4);
+  const MetadataOffsets o = offsets(k, limits);
+  const bool wide = limits.index_bytes() == 2;
 
   uint64_t elements = 0;
   uint32_t previous = 0;
+  int32_t previous_chunk = -1;
   for (uint32_t b = 0; b < blocks; ++b) {
-    const uint32_t t = index_bytes == 2 ? load<uint16_t>(p, to_tensor_at + 2 * b)
-                                        : load<uint8_t>(p, to_tensor_at + b);
-    const int32_t chunk = load<int32_t>(p, to_chunk_at + 4 * size_t{b});
-    // Blocks are handed out tensor by tensor, in order.
+    const uint32_t t =
+        wide ? load<uint16_t>(p, o.to_tensor_at + 2 * b) : load<uint8_t>(p, o.to_tensor_at + b);
+    const int32_t chunk = load<int32_t>(p, o.to_chunk_at + 4 * size_t{b});
+    // Blocks are handed out tensor by tensor, in order, chunk by chunk: a tensor's chunks count
+    // up from 0, except the first tensor's, which may continue where the previous launch
+    // stopped.
     if (t >= tensors || t < previous || chunk < 0) return std::nullopt;
+    if (b > 0 && chunk != (t == previous ? previous_chunk + 1 : 0)) return std::nullopt;
     previous = t;
-    const int64_t numel = load<int64_t>(p, numel_at + 8 * size_t{t});
+    previous_chunk = chunk;
+    const int64_t numel = load<int64_t>(p, o.numel_at + 8 * size_t{t});
     const uint64_t start = static_cast<uint64_t>(chunk) * kChunkElements;
     if (numel <= 0 || start >= static_cast<uint64_t>(numel)) return std::nullopt;
     elements += std::min(kChunkElements, static_cast<uint64_t>(numel) - start);

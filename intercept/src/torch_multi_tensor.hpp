@@ -43,15 +43,21 @@ std::optional<MultiTensorKernel> classify_multi_tensor(std::string_view metadata
 
 // The two builds' array sizes.
 struct MultiTensorLimits {
-  bool large_kernel_args = true;  // PyTorch built with CUDA >= 13
+  bool large_kernel_args = true;  // PyTorch built with CUDA >= 13 (not every such release)
   int max_tensors(const MultiTensorKernel& k) const;
   int max_blocks() const { return large_kernel_args ? 2240 : 320; }
   int index_bytes() const { return large_kernel_args ? 2 : 1; }
+  // The other build's sizes: PyTorch 2.11's CUDA 13 wheel still passes the 4 KB metadata.
+  MultiTensorLimits other() const { return MultiTensorLimits{!large_kernel_args}; }
+  // The metadata's size up to the end of its block map (what multi_tensor_elements reads).
+  size_t metadata_bytes(const MultiTensorKernel& k) const;
 };
 
 // Elements the launch's `blocks` blocks walk, summed over the chunks they were given; nullopt
 // when the metadata is implausible (an index past the tensors, a chunk past its tensor's end,
-// more blocks than the metadata holds), so a misread launch is never priced.
+// chunks of a tensor out of order, more blocks than the metadata holds), so a misread launch —
+// or metadata read with the other build's layout — is never priced. `metadata` holds at least
+// limits.metadata_bytes(k) bytes.
 std::optional<uint64_t> multi_tensor_elements(const MultiTensorKernel& k,
                                               const MultiTensorLimits& limits, const void* metadata,
                                               uint32_t blocks);

@@ -4,8 +4,14 @@
 // the decoder's offset arithmetic, places every field.
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
+#include <new>
 #include <type_traits>
 
 #include "torch_kernel_args.hpp"
@@ -198,6 +204,14 @@ TEST(TorchMultiTensor, ImplausibleMetadataIsNotPriced) {
   m->block_to_tensor[0] = 1;
   m->block_to_tensor[1] = 0;
   EXPECT_FALSE(multi_tensor_elements(copy.multi_tensor, kCuda13, m.get(), 2));
+  // A tensor's chunks out of order (two blocks both given chunk 0 of one tensor).
+  fill(*m, {200000});
+  m->block_to_chunk[1] = 0;
+  EXPECT_FALSE(multi_tensor_elements(copy.multi_tensor, kCuda13, m.get(), 2));
+  // A later tensor that does not start at its first chunk.
+  fill(*m, {100, 100000});
+  m->block_to_chunk[1] = 1;
+  EXPECT_FALSE(multi_tensor_elements(copy.multi_tensor, kCuda13, m.get(), 2));
   // More blocks than the metadata has room for.
   fill(*m, {100, 100});
   EXPECT_FALSE(multi_tensor_elements(copy.multi_tensor, kCuda13, m.get(), 2241));
@@ -215,6 +229,52 @@ TEST(TorchMultiTensor, LaunchWorkIsElementsTimesTheListsBytes) {
   EXPECT_EQ(w->kind, phantora::wire::WorkKind::kForeach);
   EXPECT_EQ(w->bytes_read, 131072u * 16);
   EXPECT_EQ(w->bytes_written, 131072u * 12);
+}
+
+TEST(TorchMultiTensor, MetadataBytesAreTheStructsUpToItsBlockMap) {
+  // Each layout's size as the compiler lays the struct out, up to the end of block_to_chunk
+  // (the trailing start_tensor_this_launch, where there is one, is not read).
+  using Large2 = TensorListMetadata<2, 448, 2240, uint16_t>;
+  using Small2 = TensorListMetadata<2, 64, 320, uint8_t>;
+  using Fused4 = FusedOptimizerTensorListMetadata<4, 252, 2240, uint16_t>;
+  using Scalars1 = TensorListScalarListMetadata<float, 1, 96, 320, uint8_t>;
+  const TorchKernel copy = classify(kCopyFloatToBf16);
+  EXPECT_EQ(kCuda13.metadata_bytes(copy.multi_tensor), offsetof(Large2, start_tensor_this_launch));
+  EXPECT_EQ(kCuda12.metadata_bytes(copy.multi_tensor), offsetof(Small2, start_tensor_this_launch));
+  const TorchKernel adam = classify(kFusedAdamW);
+  EXPECT_EQ(kCuda13.metadata_bytes(adam.multi_tensor), offsetof(Fused4, start_tensor_this_launch));
+  const TorchKernel scalars = classify(kAddScalarList);
+  EXPECT_EQ(kCuda12.metadata_bytes(scalars.multi_tensor),
+            offsetof(Scalars1, block_to_chunk) + sizeof(Scalars1::block_to_chunk));
+}
+
+// PyTorch 2.11's CUDA 13 wheel passes the 4 KB metadata, though its CUDA major says 32 KB. The
+// struct sits at the end of its caller's stack, as in a Python process's main thread: here at
+// the end of a mapping followed by an inaccessible page, where reading the 25 KB layout over
+// it would fault. The launch is still priced, from the layout that decodes.
+TEST(TorchMultiTensor, SmallMetadataInACuda13ProcessAtTheEndOfTheStack) {
+  TorchKernel mul = classify(kMulScalarTensor);
+  mul.multi_tensor_limits = kCuda13;
+  using Small = TensorListMetadata<1, 110, 320, uint8_t>;
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t mapped = (sizeof(Small) + page - 1) / page * page;
+  auto* region = static_cast<uint8_t*>(
+      ::mmap(nullptr, mapped + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(region, MAP_FAILED);
+  ASSERT_EQ(::mprotect(region + mapped, page, PROT_NONE), 0);
+  auto* m = new (region + mapped - sizeof(Small)) Small{};
+  // 12 tensors of 768 x 768 (the example GPT's weights): 9 chunks each, 108 blocks.
+  std::initializer_list<int64_t> numels = {589824, 589824, 589824, 589824, 589824, 589824,
+                                           589824, 589824, 589824, 589824, 589824, 589824};
+  const uint32_t blocks = fill(*m, numels);
+  ASSERT_EQ(blocks, 108u);
+  void* args[] = {m};
+  const auto w = launch_work(mul, args, {blocks, 1, 1});
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->kind, phantora::wire::WorkKind::kForeach);
+  EXPECT_EQ(w->bytes_read, 12u * 589824 * 4);
+  EXPECT_EQ(w->bytes_written, 12u * 589824 * 4);
+  ::munmap(region, mapped + page);
 }
 
 }  // namespace
