@@ -9,6 +9,10 @@
 #   3. the example GPT on the real GPU (its own step times)
 #   4. the same under `phantora run --gpu <this GPU>`, with the fresh database and without it
 #   5. $OUT/comparison.md: step times per step, GPU time by source, `db calibrate` per family
+# On a GPU it also times the sweep's GEMMs through torch.matmul (scripts/gemm_timing.py:
+# gemm-timing.txt; the same script under `phantora run` gives the model's side) and samples the
+# GPU's clocks, power and throttle reasons every 100 ms throughout (nvidia-smi: clocks.csv).
+# A step that fails is reported and the check goes on with the steps that do not need it.
 # --dry-run plays steps 2 and 4 against the stand-in GPU (tests/profiler/standin_gpu.cpp, every
 # operation 10 us) with a small CUDA job instead of the GPT, and skips the attention sweep and
 # step 3 (they need PyTorch and a GPU).
@@ -103,10 +107,29 @@ profile() {
     "$PHANTORA" db profile --db "$DB" "${PROFILE_LIB[@]}" >>"$OUT/profile.log" 2>&1 || status=$?
   done
   if [ $status != 0 ] && [ $status != 5 ]; then
-    tail -20 "$OUT/profile.log"; echo "gpu-check: db profile failed with status $status" >&2; exit 1
+    tail -20 "$OUT/profile.log"; echo "gpu-check: db profile failed with status $status" >&2
+    FAILED+=("db profile $*")
   fi
 }
+FAILED=()
 : >"$OUT/profile.log"
+if [ $DRY = 0 ]; then
+  # The clocks under the check's own load: what the GPU sustains, and why not more
+  # (clocks_event_reasons: power cap, thermal, ...). Stopped when the script ends.
+  # (clocks_event_reasons since driver 535, clocks_throttle_reasons before).
+  REASONS=clocks_event_reasons.active
+  nvidia-smi --query-gpu=$REASONS --format=csv >/dev/null 2>&1 ||
+    REASONS=clocks_throttle_reasons.active
+  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,power.limit,temperature.gpu,utilization.gpu,$REASONS \
+    --format=csv,nounits -lms 100 >"$OUT/clocks.csv" 2>"$OUT/clocks.err" &
+  SAMPLER=$!
+  trap 'kill $SAMPLER 2>/dev/null || true' EXIT
+  echo "gpu-check: timing the sweep's GEMMs through torch.matmul"
+  # 100 products per shape and pass: about 8 s of back-to-back GEMMs per pass, long enough for
+  # the clock to settle where the power limit holds it.
+  "$PY" scripts/gemm_timing.py --signatures "$SWEEP" --repetitions 100 >"$OUT/gemm-timing.txt" 2>&1 ||
+    FAILED+=("gemm_timing.py")
+fi
 echo "gpu-check: profiling the job and the GEMM sweep (log: $OUT/profile.log)"
 profile --signatures "$SWEEP" -- "${JOB[@]}"
 if [ $DRY = 1 ]; then
@@ -122,15 +145,21 @@ if [ $DRY = 1 ]; then
   echo "dry run: no real GPU run" >"$OUT/real.log"
 else
   echo "gpu-check: the job on the real GPU"
-  "${JOB[@]}" >"$OUT/real.log" 2>&1
+  "${JOB[@]}" >"$OUT/real.log" 2>&1 || FAILED+=("the job on the real GPU")
 fi
+# The GPU's name as the profile recorded it, else as the preset the real one matches.
+GPU=${GPU:-h200}
 for mode in db model; do
   echo "gpu-check: the job under phantora run ($mode)"
   DBARG=()
   [ $mode = db ] && DBARG=(--kernel-db "$DB")
   "$PHANTORA" run --gpu "$GPU" "${DBARG[@]}" --out "$OUT/sim-$mode" -- "${JOB[@]}" \
-    >"$OUT/sim-$mode.log" 2>&1
+    >"$OUT/sim-$mode.log" 2>&1 || FAILED+=("phantora run ($mode)")
 done
-"$PHANTORA" db calibrate "$DB" >"$OUT/calibrate.txt"
-"$PY" scripts/gpu_check_compare.py --out "$OUT" >"$OUT/comparison.md"
+"$PHANTORA" db calibrate "$DB" >"$OUT/calibrate.txt" || FAILED+=("db calibrate")
+"$PY" scripts/gpu_check_compare.py --out "$OUT" >"$OUT/comparison.md" || FAILED+=("comparison")
 cat "$OUT/comparison.md"
+if ((${#FAILED[@]})); then
+  printf 'gpu-check: failed: %s\n' "${FAILED[@]}" >&2
+  exit 1
+fi

@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
 """Writes scripts/gpu-check.sh's comparison (Markdown, to stdout) from the files it left in
---out: real.log, sim-db/ and sim-model/ (report.json, job.log), calibrate.txt, profile.log."""
+--out: real.log, sim-db/ and sim-model/ (report.json, job.log), calibrate.txt, profile.log,
+and on a GPU clocks.csv and gemm-timing.txt. A file a failed step did not write is named as
+missing and the rest is still compared."""
 import argparse
+import csv
 import json
 import os
 import re
+import statistics
 
 # examples/gpt.py's line: "step    2/6 | loss ... | step time 31.0 ms | tokens/s/GPU ..."
 STEP = re.compile(r"\bstep\s+(\d+)(?:/\d+)?\b.*?step time ([0-9.]+) ms")
@@ -15,6 +19,70 @@ def step_times(path):
         return {}
     with open(path) as f:
         return {int(m.group(1)): float(m.group(2)) for m in map(STEP.search, f) if m}
+
+
+def load_json(path):
+    if not os.path.exists(path):
+        print(f"\n({path} is missing: that step failed)\n")
+        return {}
+    with open(path) as f:
+        return json.load(f)
+
+
+def show_file(path, keep=lambda line: True):
+    if not os.path.exists(path):
+        print(f"({os.path.basename(path)} is missing: that step failed)")
+        return
+    with open(path) as f:
+        for line in f:
+            if keep(line):
+                print(line.rstrip())
+
+
+# nvidia-smi's CSV headers: the canonical field names (clocks.current.sm for clocks.sm), with
+# " [unit]" appended; older drivers name the reasons field clocks_throttle_reasons.
+FIELD_ALIASES = {"clocks.current.sm": "clocks.sm", "clocks.current.memory": "clocks.mem",
+                 "clocks_throttle_reasons.active": "reasons", "clocks_event_reasons.active": "reasons"}
+
+
+def clocks_summary(path):
+    """The SM clock and power while the GPU was busy (utilisation >= 90 %), from the CSV
+    gpu-check.sh's nvidia-smi sampler wrote."""
+    if not os.path.exists(path):
+        return
+    with open(path) as f:
+        rows = []
+        for r in csv.DictReader(f, skipinitialspace=True):
+            row = {}
+            for k, v in r.items():
+                if k is None or v is None:
+                    continue
+                name = re.sub(r"\s*\[.*\]$", "", k.strip())
+                row[FIELD_ALIASES.get(name, name)] = v.strip().split(" ")[0]
+            rows.append(row)
+
+    def number(row, name):
+        try:
+            return float(row.get(name, ""))
+        except ValueError:
+            return None
+
+    busy = [r for r in rows if (number(r, "utilization.gpu") or 0) >= 90]
+    print(f"\n## Clocks under load (clocks.csv: {len(rows)} samples, {len(busy)} at >= 90 % "
+          "utilisation)\n")
+    if not busy:
+        return
+    print("| quantity | min | median | max |\n|---|---|---|---|")
+    for name in ("clocks.sm", "clocks.mem", "power.draw", "temperature.gpu"):
+        vals = [v for v in (number(r, name) for r in busy) if v is not None]
+        if vals:
+            print(f"| {name} | {min(vals):g} | {statistics.median(vals):g} | {max(vals):g} |")
+    reasons = {}
+    for r in busy:
+        reasons[r.get("reasons", "?")] = reasons.get(r.get("reasons", "?"), 0) + 1
+    print("\nclock event reasons while busy (nvidia-smi's bitmask: samples): " +
+          ", ".join(f"{k}: {v}" for k, v in sorted(reasons.items())))
+    print("power limit (W): " + ", ".join(sorted({r.get("power.limit", "?") for r in rows})))
 
 
 def main():
@@ -33,8 +101,9 @@ def main():
     print("| run | pinned | measured | modelled | default |")
     print("|---|---|---|---|---|")
     for m in ("db", "model"):
-        with open(os.path.join(out, f"sim-{m}", "report.json")) as f:
-            src = json.load(f)["gpu_time"]["by_source"]  # sources with no time are left out
+        # sources with no time are left out
+        src = load_json(os.path.join(out, f"sim-{m}", "report.json")).get("gpu_time", {}).get(
+            "by_source", {})
         print(f"| {m} | " + " | ".join(
             f"{src.get(k, {'time_s': 0})['time_s'] * 1e6:.3f}" for k in ("pinned", "measured", "modelled", "default"))
             + " |")
@@ -43,8 +112,8 @@ def main():
     print("|---|---|---|")
     fams = {}
     for m in ("db", "model"):
-        with open(os.path.join(out, f"sim-{m}", "report.json")) as f:
-            fams[m] = json.load(f)["gpu_time"].get("by_family", {})
+        fams[m] = load_json(os.path.join(out, f"sim-{m}", "report.json")).get(
+            "gpu_time", {}).get("by_family", {})
 
     def cell(sources):
         return ", ".join(f"{src} {v['time_s'] * 1e3:.3f} ({v['count']})"
@@ -53,15 +122,17 @@ def main():
     for fam in sorted(set(fams["db"]) | set(fams["model"])):
         print(f"| {fam} | {cell(fams['db'].get(fam, {}))} | {cell(fams['model'].get(fam, {}))} |")
     print("\n## Measured rows against the models (`phantora db calibrate`)\n\n```")
-    with open(os.path.join(out, "calibrate.txt")) as f:
-        print(f.read().rstrip())
+    show_file(os.path.join(out, "calibrate.txt"))
     print("```\n\n## What was not measured (`profile.log`)\n\n```")
-    with open(os.path.join(out, "profile.log")) as f:
-        for line in f:
-            if line.startswith(("not measured", "  e.g.", "FAILED", "dry run", "the device was")) \
-                    or "rows written" in line or "launches recorded" in line:
-                print(line.rstrip())
+    show_file(os.path.join(out, "profile.log"), lambda line: line.startswith(
+        ("not measured", "  e.g.", "FAILED", "dry run", "the device was"))
+        or "rows written" in line or "launches recorded" in line)
     print("```")
+    if os.path.exists(os.path.join(out, "gemm-timing.txt")):
+        print("\n## GEMMs through torch.matmul (`scripts/gemm_timing.py`)\n\n```")
+        show_file(os.path.join(out, "gemm-timing.txt"))
+        print("```")
+    clocks_summary(os.path.join(out, "clocks.csv"))
 
 
 if __name__ == "__main__":
