@@ -332,11 +332,12 @@ std::optional<CountedKernel> classify_counted(std::string_view base, std::string
     // <T>(const T* input, Msg), TensorCompare.cu: one thread reads one value.
     k.kind = CountedKind::kConstant;
     return k;
-  } else if (ends_with(base, "::lpnorm_cleanup") &&
-             ((t.size() == 5 && p.size() == 4) || (t.size() == 4 && p.size() == 3))) {
+  } else if (ends_with(base, "::lpnorm_cleanup") && (t.size() == 5 || t.size() == 4) &&
+             (p.size() == 4 || p.size() == 3)) {
     // <T, norm, out_t, apply_root, out_opmath_t>(per-chunk norms, addresses, ..., int
     // max_chunks_per_tensor), ForeachReduceOp.cu: one block per tensor reads its chunks'
-    // partial norms and writes the tensor's norm. PyTorch 2.6 and earlier:
+    // partial norms and writes the tensor's norm. PyTorch 2.11: the same template, without the
+    // parameter between the addresses and the chunk count. PyTorch 2.6 and earlier:
     // <T, norm, out_t, out_opmath_t>(per-chunk norms, addresses, int max_chunks_per_tensor).
     const bool before_apply_root = t.size() == 4;
     k.kind = CountedKind::kNormCleanup;

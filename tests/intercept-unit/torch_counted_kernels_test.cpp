@@ -277,6 +277,22 @@ TEST(TorchCountedKernels, ForeachNormCleanupOfPyTorch26) {
   EXPECT_EQ(w->bytes_written, 291u * 4);
 }
 
+TEST(TorchCountedKernels, ForeachNormCleanupOfPyTorch211) {
+  // PyTorch 2.11's lpnorm_cleanup<float, L1, float, true, float>(partial norms, addresses, int
+  // max_chunks): apply_root in the template, three parameters. 148 tensors of up to 9 chunks.
+  const TorchKernel cleanup = from_mangled(
+      "_ZN2at6native14lpnorm_cleanupIfLNS0_8NormTypeE1EfLb1EfEEvPKT3_NS0_19TensorListAddressesEi");
+  ASSERT_EQ(cleanup.family, TorchFamily::kCounted);
+  const void* p = nullptr;
+  char addresses[8] = {};
+  int32_t chunks = 9;
+  void* args[] = {&p, addresses, &chunks};
+  const auto w = launch_work(cleanup, args, {148, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->bytes_read, 148u * 9 * 4);
+  EXPECT_EQ(w->bytes_written, 148u * 4);
+}
+
 TEST(TorchCountedKernels, IndexSelectLargeIndexCopiesEveryOutputElement) {
   // Embedding's forward in PyTorch 2.6 (index_select of the weight's rows): 16,384 token rows
   // of 4,096 bf16 values, total 16,384 x 4,096 elements, inner size 4,096. Every output element
