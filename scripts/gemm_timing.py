@@ -50,19 +50,25 @@ def operands(m, n, k, op_a, op_b):
     return left, right
 
 
+def back_to_back_us(launch, warmup, repetitions):
+    """Microseconds per call of `launch`, its calls queued back to back between two events
+    after `warmup` untimed ones (also scripts/memory_timing.py's timer)."""
+    for _ in range(warmup):
+        launch()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(repetitions):
+        launch()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) * 1e3 / repetitions
+
+
 def time_shape(shape, warmup, repetitions):
     m, n, k, op_a, op_b = shape
     left, right = operands(m, n, k, op_a, op_b)
     out = torch.empty(n, m, device="cuda", dtype=torch.bfloat16)
-    for _ in range(warmup):
-        torch.matmul(left, right, out=out)
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(repetitions):
-        torch.matmul(left, right, out=out)
-    end.record()
-    end.synchronize()
-    return start.elapsed_time(end) * 1e3 / repetitions  # us per product
+    return back_to_back_us(lambda: torch.matmul(left, right, out=out), warmup, repetitions)
 
 
 def main():

@@ -9,9 +9,12 @@
 #   3. the example GPT on the real GPU (its own step times)
 #   4. the same under `phantora run --gpu <this GPU>`, with the fresh database and without it
 #   5. $OUT/comparison.md: step times per step, GPU time by source, `db calibrate` per family
-# On a GPU it also times the sweep's GEMMs through torch.matmul (scripts/gemm_timing.py:
-# gemm-timing.txt; the same script under `phantora run` gives the model's side) and samples the
-# GPU's clocks, power and throttle reasons every 100 ms throughout (nvidia-smi: clocks.csv).
+# On a GPU it also runs the job for 6 and 11 steps under torch.profiler and under phantora (one
+# steady step's GPU time, kernel by kernel, on both sides), times the sweep's GEMMs through
+# torch.matmul (scripts/gemm_timing.py: gemm-timing.txt) and PyTorch's fill, copy and add by
+# size (scripts/memory_timing.py: memory-timing.txt; both scripts under `phantora run` give the
+# model's side) and samples the GPU's clocks, power and clock-event reasons every
+# 100 ms throughout (nvidia-smi: clocks.csv).
 # A step that fails is reported and the check goes on with the steps that do not need it.
 # --dry-run plays steps 2 and 4 against the stand-in GPU (tests/profiler/standin_gpu.cpp, every
 # operation 10 us) with a small CUDA job instead of the GPT, and skips the attention sweep and
@@ -89,7 +92,8 @@ if [ $DRY = 1 ]; then
   PROFILE_LIB=(--cuda-library "$STANDIN" --sustain-ms 1)
   export PHANTORA_STANDIN_GPU_DEFAULT_US=10
 else
-  JOB=("$PY" examples/gpt.py --model gpt-small --batch-size 8 --steps 6)
+  GPT=("$PY" examples/gpt.py --model gpt-small --batch-size 8)
+  JOB=("${GPT[@]}" --steps 6)
   PROFILE_LIB=()
 fi
 DB=$OUT/kernels.db
@@ -129,6 +133,8 @@ if [ $DRY = 0 ]; then
   # the clock to settle where the power limit holds it.
   "$PY" scripts/gemm_timing.py --signatures "$SWEEP" --repetitions 100 >"$OUT/gemm-timing.txt" 2>&1 ||
     FAILED+=("gemm_timing.py")
+  echo "gpu-check: timing fills, copies and adds by size (1 MiB to 2 GiB)"
+  "$PY" scripts/memory_timing.py >"$OUT/memory-timing.txt" 2>&1 || FAILED+=("memory_timing.py")
 fi
 echo "gpu-check: profiling the job and the GEMM sweep (log: $OUT/profile.log)"
 profile --signatures "$SWEEP" -- "${JOB[@]}"
@@ -146,6 +152,15 @@ if [ $DRY = 1 ]; then
 else
   echo "gpu-check: the job on the real GPU"
   "${JOB[@]}" >"$OUT/real.log" 2>&1 || FAILED+=("the job on the real GPU")
+  # Its kernels under torch.profiler, for 6 and for 11 steps: the difference is one steady
+  # step's GPU time kernel by kernel (scripts/gpu_kernel_times.py), set beside the simulated
+  # runs of the same two lengths in comparison.md.
+  for n in 6 11; do
+    echo "gpu-check: the job's kernels on the real GPU, $n steps (torch.profiler)"
+    "$PY" scripts/gpu_kernel_times.py --out "$OUT/real-kernels-$n.json" -- \
+      "${GPT[@]:1}" --steps $n >"$OUT/real-kernels-$n.log" 2>&1 ||
+      FAILED+=("torch.profiler of the job, $n steps")
+  done
 fi
 # The GPU's name as the profile recorded it, else as the preset the real one matches.
 GPU=${GPU:-h200}
@@ -156,6 +171,11 @@ for mode in db model; do
   "$PHANTORA" run --gpu "$GPU" "${DBARG[@]}" --out "$OUT/sim-$mode" -- "${JOB[@]}" \
     >"$OUT/sim-$mode.log" 2>&1 || FAILED+=("phantora run ($mode)")
 done
+if [ $DRY = 0 ]; then
+  echo "gpu-check: the job under phantora run (model), 11 steps"
+  "$PHANTORA" run --gpu "$GPU" --out "$OUT/sim-model-11" -- "${GPT[@]}" --steps 11 \
+    >"$OUT/sim-model-11.log" 2>&1 || FAILED+=("phantora run (model, 11 steps)")
+fi
 "$PHANTORA" db calibrate "$DB" >"$OUT/calibrate.txt" || FAILED+=("db calibrate")
 "$PY" scripts/gpu_check_compare.py --out "$OUT" >"$OUT/comparison.md" || FAILED+=("comparison")
 cat "$OUT/comparison.md"

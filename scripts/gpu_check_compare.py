@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
 """Writes scripts/gpu-check.sh's comparison (Markdown, to stdout) from the files it left in
 --out: real.log, sim-db/ and sim-model/ (report.json, job.log), calibrate.txt, profile.log,
-and on a GPU clocks.csv and gemm-timing.txt. A file a failed step did not write is named as
-missing and the rest is still compared."""
+and on a GPU clocks.csv, gemm-timing.txt, memory-timing.txt, real-kernels-{6,11}.json and
+sim-model-11/. A file a failed step did not write is named as missing and the rest is still
+compared."""
 import argparse
 import csv
 import json
 import os
 import re
+import shutil
 import statistics
+import subprocess
+
+from gpu_kernel_times import summarize
 
 # examples/gpt.py's line: "step    2/6 | loss ... | step time 31.0 ms | tokens/s/GPU ..."
 STEP = re.compile(r"\bstep\s+(\d+)(?:/\d+)?\b.*?step time ([0-9.]+) ms")
@@ -85,6 +90,94 @@ def clocks_summary(path):
     print("power limit (W): " + ", ".join(sorted({r.get("power.limit", "?") for r in rows})))
 
 
+# Kernel families by name, first match wins: flash attention's kernels carry cutlass types in
+# their names, so attention is tried before GEMMs; the simulator names GEMMs by signature.
+FAMILIES = (("attention", re.compile(r"flash|fmha|attention", re.I)),
+            ("gemm", re.compile(r"^gemm:|gemm|nvjet|cutlass|xmma|cublas", re.I)),
+            ("copies and memsets", re.compile(r"^(memcpy|memset)|^Memcpy|^Memset")))
+
+
+def family(name):
+    return next((f for f, pattern in FAMILIES if pattern.search(name)), "other kernels")
+
+
+def demangled(names):
+    """c++filt of each name (the simulator's trace keeps mangled names; the profiler demangles),
+    without a leading return type, so both sides name a kernel alike."""
+    names = list(names)
+    if shutil.which("c++filt") and names:
+        out = subprocess.run(["c++filt"], input="\n".join(names), capture_output=True,
+                             text=True).stdout.splitlines()
+        if len(out) == len(names):
+            names = out
+    return [n[5:] if n.startswith("void ") else n for n in names]
+
+
+def sim_kernel_times(run_dir, gpu=0):
+    """A simulated run's GPU spans (trace.json), summarised as gpu_kernel_times.py does."""
+    path = os.path.join(run_dir, "trace.json")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        t = json.load(f)
+    spans = [e for e in (t["traceEvents"] if isinstance(t, dict) else t)
+             if e.get("ph") == "X" and e.get("args", {}).get("gpu") == gpu]
+    names = demangled(e["name"] for e in spans)
+    return summarize([(n, e["ts"], e["ts"] + e["dur"]) for n, e in zip(names, spans)])
+
+
+def real_kernel_times(path):
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        k = json.load(f)
+    k["kernels"] = {(n[5:] if n.startswith("void ") else n): v for n, v in k["kernels"].items()}
+    return k
+
+
+def one_step(short, long_, steps):
+    """Per step: (long run - short run) / steps, busy time and per-kernel totals (us)."""
+    kernels = {}
+    for name in set(short["kernels"]) | set(long_["kernels"]):
+        us = long_["kernels"].get(name, [0, 0.0])[1] - short["kernels"].get(name, [0, 0.0])[1]
+        if us:
+            kernels[name] = us / steps
+    return (long_["busy_us"] - short["busy_us"]) / steps, kernels
+
+
+def step_comparison(out, steps=5):
+    """The GPT's steady step on the GPU (torch.profiler) against the simulated one, from the
+    6- and 11-step runs gpu-check.sh makes on each side."""
+    real = [real_kernel_times(os.path.join(out, f"real-kernels-{n}.json")) for n in (6, 11)]
+    sim = [sim_kernel_times(os.path.join(out, d)) for d in ("sim-model", "sim-model-11")]
+    if None in real or None in sim:
+        return
+    real_busy, real_k = one_step(*real, steps)
+    sim_busy, sim_k = one_step(*sim, steps)
+    print("\n## One step's GPU time: the GPU (torch.profiler) against the models (ms)\n")
+    print("From the 6- and 11-step runs of each side: (11-step total - 6-step total) / 5.\n")
+    print("| | GPU | models | models / GPU |\n|---|---|---|---|")
+
+    def row(label, r, m):
+        print(f"| {label} | {r / 1e3:.3f} | {m / 1e3:.3f} | "
+              + (f"{m / r:.3f}" if r > 0 else "-") + " |")
+
+    row("busy (union of spans)", real_busy, sim_busy)
+    by_family = {}
+    for side, kernels in (("real", real_k), ("sim", sim_k)):
+        for name, us in kernels.items():
+            by_family.setdefault(family(name), {"real": 0.0, "sim": 0.0})[side] += us
+    for fam in sorted(by_family):
+        row(fam, by_family[fam]["real"], by_family[fam]["sim"])
+    print("\nThe ten longest kernels on the GPU other than GEMMs, by name:\n")
+    print("| kernel | GPU | models |\n|---|---|---|")
+    others = sorted(((us, n) for n, us in real_k.items() if family(n) != "gemm"), reverse=True)
+    for us, name in others[:10]:
+        m = sim_k.get(name)
+        print(f"| `{name[:110]}` | {us / 1e3:.3f} | " + ("-" if m is None else f"{m / 1e3:.3f}")
+              + " |")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -128,10 +221,14 @@ def main():
         ("not measured", "  e.g.", "FAILED", "dry run", "the device was"))
         or "rows written" in line or "launches recorded" in line)
     print("```")
-    if os.path.exists(os.path.join(out, "gemm-timing.txt")):
-        print("\n## GEMMs through torch.matmul (`scripts/gemm_timing.py`)\n\n```")
-        show_file(os.path.join(out, "gemm-timing.txt"))
-        print("```")
+    for name, title in (("gemm-timing.txt", "GEMMs through torch.matmul (`scripts/gemm_timing.py`)"),
+                        ("memory-timing.txt",
+                         "Fills, copies and adds by size (`scripts/memory_timing.py`)")):
+        if os.path.exists(os.path.join(out, name)):
+            print(f"\n## {title}\n\n```")
+            show_file(os.path.join(out, name))
+            print("```")
+    step_comparison(out)
     clocks_summary(os.path.join(out, "clocks.csv"))
 
 

@@ -52,5 +52,48 @@ with open(sample, "w") as f:
             "step   12/30 | loss 2.5 | step time 120.0 ms | tokens/s/GPU 1\n")
 steps = gpu_check_compare.step_times(sample)
 expect(steps == {1: 35.4, 12: 120.0}, f"step lines of examples/gpt.py are read per step (got {steps})")
+
+# One steady step from 6- and 11-step runs on both sides (the real side's JSON as
+# gpu_kernel_times.py writes it, the simulated side's trace.json with mangled names), by hand:
+# the GEMM grows by 5 x 100 us, the elementwise kernel by 5 x 40 us on the GPU and 5 x 30 us in
+# the model; busy time is the union of the spans.
+import io  # noqa: E402
+import json  # noqa: E402
+from contextlib import redirect_stdout  # noqa: E402
+from gpu_kernel_times import summarize  # noqa: E402
+
+ELEMENTWISE = "at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, " \
+    "std::array<char*, 1ul> >(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)"
+MANGLED = "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_"
+steps_dir = os.path.join(a.out, "steps")
+os.makedirs(steps_dir, exist_ok=True)
+for n in (6, 11):
+    events = []
+    for i in range(n):  # step i: a GEMM at 1000 i for 100 us, then the fill for 40 us
+        events += [("nvjet_tst_128x256_64x4", 1000 * i, 1000 * i + 100),
+                   ("void " + ELEMENTWISE, 1000 * i + 100, 1000 * i + 140)]
+    with open(os.path.join(steps_dir, f"real-kernels-{n}.json"), "w") as f:
+        json.dump(summarize(events), f)
+    trace = []
+    for i in range(n):  # the model: 90 us and 30 us, overlapping by 10 us
+        trace += [{"ph": "X", "name": "gemm:m=8,n=8,k=8", "ts": 1000 * i, "dur": 90,
+                   "args": {"gpu": 0}},
+                  {"ph": "X", "name": MANGLED, "ts": 1000 * i + 80, "dur": 30,
+                   "args": {"gpu": 0}}]
+    d = os.path.join(steps_dir, "sim-model" if n == 6 else "sim-model-11")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "trace.json"), "w") as f:
+        json.dump({"traceEvents": trace}, f)
+buf = io.StringIO()
+with redirect_stdout(buf):
+    gpu_check_compare.step_comparison(steps_dir)
+table = buf.getvalue()
+print(table)
+expect("| busy (union of spans) | 0.140 | 0.110 | 0.786 |" in table,
+       "busy per step: 140 us on the GPU, 110 us in the model (the overlap counted once)")
+expect("| gemm | 0.100 | 0.090 | 0.900 |" in table, "GEMMs by family, per step")
+expect("| other kernels | 0.040 | 0.030 | 0.750 |" in table, "other kernels by family, per step")
+expect(f"| `{ELEMENTWISE[:110]}` | 0.040 | 0.030 |" in table,
+       "a kernel matched by name across the profiler's and the simulator's naming")
 print(f"{len(failures)} failure(s)")
 sys.exit(1 if failures else 0)

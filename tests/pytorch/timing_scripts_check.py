@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Runs one of the device check's timing scripts under `phantora run` (the command after --,
+--cpu-time zero, so back-to-back launches are timed by the GPU alone) and checks what it prints
+against the models by hand, on h100:
+
+gemm (scripts/gemm_timing.py):
+  4096^3 bf16, op n/n: 8 waves of 128 x 128 tiles at 989.4 TFLOPS x 0.801 over 132 SMs =
+  178.8 us, plus 4 us of overhead = 182.8 us (GemmModel.LargeBf16CubeOnH100ByHand); and each
+  shape reaches cuBLAS in the orientation its signature names (the report's GEMM signatures
+  carry the same m, n, k and op_a / op_b), so that the GPU's times and the model's prices are
+  of the same products.
+memory (scripts/memory_timing.py, 64 MiB bf16 tensors):
+  fill: 3 us + 64 MiB / (3350 GB/s x 0.90) = 25.26 us; add: 3 us + 3 x 64 MiB / (...) = 69.77 us
+  (the memory-bound model); copy (a device-to-device cudaMemcpyAsync): 2 us + 2 x 64 MiB /
+  3350 GB/s = 42.06 us (the copy model, docs/kernels.md).
+
+Usage: timing_scripts_check.py gemm|memory RUN_DIR -- phantora run ... --out RUN_DIR -- python ...
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+GEMM = re.compile(r"^gemm m=(\d+) n=(\d+) k=(\d+) op_a=([nt]) op_b=([nt]) time_us=([0-9.]+) "
+                  r"tflops=([0-9.]+)$", re.M)
+MEMORY = re.compile(r"^mem kernel=(\w+) bytes_per_tensor=(\d+) moved=(\d+) time_us=([0-9.]+) "
+                    r"tbps=([0-9.]+)$", re.M)
+HBM = 3350e9  # h100 (gpus.toml)
+
+
+def check_gemm(log, report, expect):
+    rows = GEMM.findall(log)
+    shapes = [(int(m), int(n), int(k), a, b) for m, n, k, a, b, _, _ in rows]
+    expect(shapes == [(4096, 4096, 4096, "n", "n"), (8192, 2304, 768, "t", "n")],
+           f"one line per signature, in order (got {shapes})")
+    if rows:
+        us = float(rows[0][5])
+        expect(abs(us - 182.8) < 0.1, f"4096^3 on h100: 182.8 us by hand (got {us})")
+        expect(abs(float(rows[0][6]) - 2 * 4096**3 / us / 1e6) < 0.1, "TFLOP/s = 2mnk / time")
+    kernels = [k["kernel"] for k in report["top_kernels"]]
+    for m, n, k, a, b in shapes:
+        prefix = f"gemm:m={m},n={n},k={k},"
+        expect(any(s.startswith(prefix) and f"op_a={a},op_b={b}," in s for s in kernels),
+               f"{prefix} op_a={a} op_b={b} reaches cuBLAS as its signature says")
+
+
+def check_memory(log, report, expect):
+    mib64 = 64 << 20
+    by_hand = {"fill": 3 + mib64 / (HBM * 0.90) * 1e6, "add": 3 + 3 * mib64 / (HBM * 0.90) * 1e6,
+               "copy": 2 + 2 * mib64 / HBM * 1e6}
+    rows = {name: (int(size), int(moved), float(us)) for name, size, moved, us, _ in
+            MEMORY.findall(log)}
+    expect(sorted(rows) == ["add", "copy", "fill"], f"fill, copy and add (got {sorted(rows)})")
+    for name, us in by_hand.items():
+        size, moved, got = rows.get(name, (0, 0, 0.0))
+        expect(size == mib64 and abs(got - us) < 0.01, f"{name} of 64 MiB: {us:.2f} us (got {got})")
+        expect(moved == {"fill": 1, "copy": 2, "add": 3}[name] * mib64, f"{name}: bytes moved")
+
+
+def main():
+    kind, run_dir = sys.argv[1], sys.argv[2]
+    cmd = sys.argv[sys.argv.index("--") + 1:]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    print(p.stdout[-3000:], p.stderr[-3000:])
+    failures = []
+
+    def expect(cond, what):
+        print(("ok    " if cond else "FAIL  ") + what)
+        if not cond:
+            failures.append(what)
+
+    expect(p.returncode == 0, "phantora run exits 0")
+    with open(os.path.join(run_dir, "job.log")) as f:
+        log = f.read()
+    with open(os.path.join(run_dir, "report.json")) as f:
+        report = json.load(f)
+    {"gemm": check_gemm, "memory": check_memory}[kind](log, report, expect)
+    print(f"{len(failures)} failure(s)")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
