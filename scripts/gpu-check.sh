@@ -162,8 +162,12 @@ else
       FAILED+=("torch.profiler of the job, $n steps")
   done
 fi
-# The GPU's name as the profile recorded it, else as the preset the real one matches.
-GPU=${GPU:-h200}
+# The GPU's preset as the profile recorded it; where no profile started, h200 (the GPU this
+# check was sized on), said so.
+if [ -z "$GPU" ]; then
+  GPU=h200
+  echo "gpu-check: no profile named this GPU's preset; simulating it as h200" >&2
+fi
 for mode in db model; do
   echo "gpu-check: the job under phantora run ($mode)"
   DBARG=()
