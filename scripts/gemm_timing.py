@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Times cuBLAS GEMMs through torch.matmul, one line per shape, with CUDA events.
 
-The shapes are those of scripts/gpu-check.sh's sweep (the square bf16 shapes, the example
-GPT's, and every GEMM of TorchTitan's Llama 3 8B step), written in cuBLAS's column-major terms
-(C[m x n] = op(A)[m x k] op(B)[k x n], op n or t), read from --signatures or the built-in list.
+The shapes are read from --signatures, by default scripts/gpu-check.sh's sweep
+(scripts/gpu-check-sweep.txt: the square bf16 shapes, the example GPT's, and every GEMM of
+TorchTitan's Llama 3 8B step), in cuBLAS's column-major terms (C[m x n] = op(A)[m x k]
+op(B)[k x n], op n or t).
 The same script gives both sides of a comparison:
 
   python3 scripts/gemm_timing.py                                  # on a GPU: measured
@@ -14,27 +15,13 @@ events (the GPU never idles, so its clock is the sustained one); the whole list 
 --passes times and the last pass printed, so the first shapes do not see a cold GPU.
 Output (stdout): `gemm m=.. n=.. k=.. op_a=. op_b=. time_us=.. tflops=..` per shape."""
 import argparse
+import os
 import re
 
 import torch
 
 SIGNATURE = re.compile(r"gemm:m=(\d+),n=(\d+),k=(\d+),.*op_a=([nt]),op_b=([nt])")
-
-
-def builtin_shapes():
-    shapes = [(s, s, s, "n", "n") for s in (256, 512, 1024, 2048, 4096, 8192)]
-    shapes += [(m, n, k, "t", "n") for m, n, k in ((8192, 2304, 768), (8192, 768, 768),
-                                                  (8192, 3072, 768), (8192, 768, 3072),
-                                                  (768, 768, 8192), (3072, 768, 8192))]
-    shapes += [(14336, 16384, 4096, "t", "n"), (4096, 14336, 16384, "n", "t"),
-               (4096, 16384, 14336, "n", "n"), (4096, 16384, 14336, "t", "n"),
-               (14336, 4096, 16384, "n", "t"), (14336, 16384, 4096, "n", "n"),
-               (4096, 16384, 4096, "t", "n"), (4096, 6144, 16384, "n", "t"),
-               (4096, 16384, 6144, "n", "n"), (6144, 16384, 4096, "t", "n"),
-               (4096, 4096, 16384, "n", "t"), (4096, 16384, 4096, "n", "n"),
-               (4096, 2048, 128256, "n", "n"), (128256, 2048, 4096, "t", "n"),
-               (4096, 128256, 2048, "n", "t")]
-    return shapes
+SWEEP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gpu-check-sweep.txt")
 
 
 def operands(m, n, k, op_a, op_b):
@@ -73,17 +60,15 @@ def time_shape(shape, warmup, repetitions):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--signatures", help="a gpu-check.sh sweep file (gemm:m=..,n=..,... lines)")
+    ap.add_argument("--signatures", default=SWEEP,
+                    help="gemm:m=..,n=..,... lines (default: gpu-check.sh's sweep)")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--repetitions", type=int, default=20)
     ap.add_argument("--passes", type=int, default=2)
     a = ap.parse_args()
-    if a.signatures:
-        with open(a.signatures) as f:
-            shapes = [(int(m[1]), int(m[2]), int(m[3]), m[4], m[5])
-                      for m in map(SIGNATURE.search, f) if m]
-    else:
-        shapes = builtin_shapes()
+    with open(a.signatures) as f:
+        shapes = [(int(m[1]), int(m[2]), int(m[3]), m[4], m[5])
+                  for m in map(SIGNATURE.search, f) if m]
     if not shapes:
         raise SystemExit("gemm_timing: no GEMM signature in " + a.signatures)
     print(f"gemm_timing: {torch.cuda.get_device_name()}, {len(shapes)} shapes, bf16 in and out")

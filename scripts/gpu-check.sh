@@ -59,31 +59,10 @@ if [ ! -x "$PHANTORA" ] || { [ $DRY = 1 ] && [ ! -f "$STANDIN" ]; }; then
   cmake --build "$BUILD" -j"$(nproc)" --target "${TARGETS[@]}"
 fi
 
-# The GEMM sweep: square bf16 shapes and the example GPT's own (gpt-small: hidden 768, ffn 3072,
-# 8 x 1024 tokens), forward and both backward products. Attention shapes cannot be measured from
-# a signature alone (a kernel is relaunched as a job launched it): scripts/attention_sweep.py.
+# The GEMM sweep (scripts/gpu-check-sweep.txt: square bf16 shapes, the example GPT's, and every
+# GEMM of TorchTitan's Llama 3 8B step), kept beside the results.
 SWEEP=$OUT/sweep.txt
-{
-  echo "# GEMM sweep"
-  for s in 256 512 1024 2048 4096 8192; do
-    echo "gemm:m=$s,n=$s,k=$s,batch=1,a=bf16,b=bf16,c=bf16,compute=f32,op_a=n,op_b=n,beta=0,epilogue=none"
-  done
-  for mnk in 8192,2304,768 8192,768,768 8192,3072,768 8192,768,3072 768,768,8192 3072,768,8192; do
-    IFS=, read -r m n k <<<"$mnk"
-    echo "gemm:m=$m,n=$n,k=$k,batch=1,a=bf16,b=bf16,c=bf16,compute=f32,op_a=t,op_b=n,beta=0,epilogue=none"
-  done
-  # Every GEMM of TorchTitan's Llama 3 8B step (2 x 8192 tokens, hidden 4096, FFN 14336, GQA
-  # projections 6144, vocabulary 128256; forward, recompute and both backward products), as the
-  # simulated run of docs/accuracy.md, "TorchTitan", records them: the largest term of every
-  # TorchTitan row there, measured here shape by shape against the model (`db calibrate`).
-  for mnkab in 14336,16384,4096,t,n 4096,14336,16384,n,t 4096,16384,14336,n,n \
-      4096,16384,14336,t,n 14336,4096,16384,n,t 14336,16384,4096,n,n 4096,16384,4096,t,n \
-      4096,6144,16384,n,t 4096,16384,6144,n,n 6144,16384,4096,t,n 4096,4096,16384,n,t \
-      4096,16384,4096,n,n 4096,2048,128256,n,n 128256,2048,4096,t,n 4096,128256,2048,n,t; do
-    IFS=, read -r m n k a b <<<"$mnkab"
-    echo "gemm:m=$m,n=$n,k=$k,batch=1,a=bf16,b=bf16,c=bf16,compute=f32,op_a=$a,op_b=$b,beta=0,epilogue=none"
-  done
-} >"$SWEEP"
+cp scripts/gpu-check-sweep.txt "$SWEEP"
 
 if [ $DRY = 1 ]; then
   JOB=("$BUILD/tests/profiler/programs/gemm_copy")

@@ -101,16 +101,21 @@ def family(name):
     return next((f for f, pattern in FAMILIES if pattern.search(name)), "other kernels")
 
 
+def without_return_type(name):
+    """A demangled kernel name without its leading `void`, as both sides are compared."""
+    return name[5:] if name.startswith("void ") else name
+
+
 def demangled(names):
     """c++filt of each name (the simulator's trace keeps mangled names; the profiler demangles),
-    without a leading return type, so both sides name a kernel alike."""
+    without its return type, so both sides name a kernel alike."""
     names = list(names)
     if shutil.which("c++filt") and names:
         out = subprocess.run(["c++filt"], input="\n".join(names), capture_output=True,
                              text=True).stdout.splitlines()
         if len(out) == len(names):
             names = out
-    return [n[5:] if n.startswith("void ") else n for n in names]
+    return [without_return_type(n) for n in names]
 
 
 def sim_kernel_times(run_dir, gpu=0):
@@ -131,7 +136,7 @@ def real_kernel_times(path):
         return None
     with open(path) as f:
         k = json.load(f)
-    k["kernels"] = {(n[5:] if n.startswith("void ") else n): v for n, v in k["kernels"].items()}
+    k["kernels"] = {without_return_type(n): v for n, v in k["kernels"].items()}
     return k
 
 
