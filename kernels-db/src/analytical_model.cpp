@@ -116,10 +116,17 @@ Estimate gemm_estimate(const GemmDesc& d, const GpuPreset& gpu, const ModelParam
   // partial last wave costs as long as a full one (133 tiles on 132 SMs: two waves).
   e.waves = tiles < sms ? 1.0 : std::ceil(tiles / sms);
   e.clock_scale = clock_scale(gpu, eff.gemm_clock_mhz);
-  const double rate = peak_flops(gpu.perf, d.a, d.compute) * eff.gemm_efficiency * e.clock_scale;
+  // Besides its main loop every tile (or slice) pays a fixed cost worth tile_cost_k of K: the
+  // pipeline's fill and the epilogue, which short-K GEMMs feel most. The efficiency is a whole
+  // GEMM's rate at K = gemm_efficiency_k, that cost included; the main loop's rate is above it.
+  const double tile_cost_k = params.gemm_tile_cost_k;
+  const double mainloop_rate = peak_flops(gpu.perf, d.a, d.compute) * eff.gemm_efficiency *
+                               e.clock_scale * (eff.gemm_efficiency_k + tile_cost_k) /
+                               eff.gemm_efficiency_k;
   const double tile_flops = 2.0 * static_cast<double>(params.gemm_tile_m) *
-                            static_cast<double>(params.gemm_tile_n) * padded_k / k_slices;
-  const double compute_s = e.waves * tile_flops / (rate / sms);
+                            static_cast<double>(params.gemm_tile_n) *
+                            (padded_k / k_slices + tile_cost_k);
+  const double compute_s = e.waves * tile_flops / (mainloop_rate / sms);
 
   e.bytes = hbm_bytes(d);
   const double memory_s = e.bytes / hbm_plateau_bytes_per_s(gpu, params);

@@ -54,6 +54,7 @@ ModelParams ModelParams::from_string(std::string_view toml_text, std::string_vie
   p.gemm_tile_n = positive_int(gemm, "tile_n");
   p.gemm_tile_k = positive_int(gemm, "tile_k");
   p.gemm_split_k_min = positive_int(gemm, "split_k_min_k");
+  p.gemm_tile_cost_k = non_negative(gemm, "tile_cost_k");
   p.gemm_overhead = SimTime::us(positive(gemm, "overhead_us"));
   gemm.reject_unknown();
 
@@ -76,6 +77,7 @@ ModelParams ModelParams::from_string(std::string_view toml_text, std::string_vie
     detail::TableReader t = gpus.table(key);
     PerGpu g;
     g.gemm_efficiency = fraction(t, "gemm_efficiency");
+    g.gemm_efficiency_k = static_cast<double>(positive_int(t, "gemm_efficiency_k"));
     g.fa2_forward = fraction(t, "fa2_forward");
     g.fa2_backward = fraction(t, "fa2_backward");
     g.fa3_forward = fraction(t, "fa3_forward", /*zero_ok=*/true);

@@ -11,8 +11,13 @@ HIDDEN 1536, bf16:
 each by hand with the GEMM model (docs/cost-model.md, "GEMM"): with at least one full wave of
 128 x 128 tiles there is no K split, so
 
-  time = overhead + max(waves x 2 x 128 x 128 x K / (peak x efficiency x clock scale / SMs),
+  time = overhead + max(waves x 2 x 128 x 128 x (K + tile cost) / (main-loop rate / SMs),
                         bytes / (HBM x memory efficiency))
+
+  main-loop rate = peak x efficiency x clock scale x (K_e + tile cost) / K_e
+
+(every tile pays a fixed cost worth `tile_cost_k` of K; the efficiency is a whole GEMM's rate
+at K_e = `gemm_efficiency_k`, that cost included)
 
 with the H100's figures from gpus.toml and models.toml; each label states the even split of the
 groups it assumed. A CUTLASS grouped kernel left in the trace (priced by the default model), a
@@ -39,9 +44,10 @@ def gemm_us(m, n, k, batch):
     assert tiles >= sms, "the hand formula below has no K split"
     waves = math.ceil(tiles / sms)
     padded_k = math.ceil(k / g["tile_k"]) * g["tile_k"]
+    tile_cost, k_e = g["tile_cost_k"], eff["gemm_efficiency_k"]
     rate = gpu["bf16_tflops"] * 1e12 * eff["gemm_efficiency"] * (
-        gpu["sustained_clock_mhz"] / eff["gemm_clock_mhz"])
-    compute = waves * 2 * g["tile_m"] * g["tile_n"] * padded_k / (rate / sms)
+        gpu["sustained_clock_mhz"] / eff["gemm_clock_mhz"]) * (k_e + tile_cost) / k_e
+    compute = waves * 2 * g["tile_m"] * g["tile_n"] * (padded_k + tile_cost) / (rate / sms)
     memory = batch * (m * k + k * n + m * n) * 2 / (gpu["hbm_gbytes_per_s"] * 1e9 *
                                                     eff["memory_efficiency"])
     return g["overhead_us"] + max(compute, memory) * 1e6

@@ -17,6 +17,9 @@ namespace phantora::kernels {
 struct ModelParams {
   struct PerGpu {
     double gemm_efficiency = 0;
+    // K of the shape gemm_efficiency was measured on: that rate includes its tiles' fixed cost
+    // (gemm_tile_cost_k), so the main loop alone runs (K + tile cost) / K faster.
+    double gemm_efficiency_k = 0;
     // Attention kernels' efficiency on long sequences (the plateau of their curve; the curve
     // itself comes from AttentionS0).
     double fa2_forward = 0, fa2_backward = 0;
@@ -31,6 +34,9 @@ struct ModelParams {
 
   uint64_t gemm_tile_m = 0, gemm_tile_n = 0, gemm_tile_k = 0;
   uint64_t gemm_split_k_min = 0;  // the least K one split-K slice works on
+  // What one output tile (or split-K slice) costs besides its main loop (pipeline fill, writing
+  // its outputs), in K elements of main-loop work.
+  double gemm_tile_cost_k = 0;
   SimTime gemm_overhead;
   // An attention CTA owns attention_tile_q rows (queries forward, keys backward) and loops over
   // the other sequence; besides its loop it pays a fixed cost worth s0 loop steps (prologue,
