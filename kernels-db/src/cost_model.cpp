@@ -194,8 +194,9 @@ SimTime CostModel::copy_cost(wire::CopyKind kind, Bytes bytes, bool pinned_host,
       return params_.host_device_latency + bw.transfer_time(bytes);
     }
     case wire::CopyKind::kDeviceToDevice:
-      // Every byte is read from and written back to HBM.
-      return params_.device_local_latency + gpu.perf.hbm.transfer_time(bytes + bytes);
+      // Every byte is read from and written back to HBM, at the rate streaming kernels reach
+      // (copies are the [hbm-probe] measurement that rate comes from).
+      return params_.device_local_latency + achieved_hbm(gpu).transfer_time(bytes + bytes);
     case wire::CopyKind::kPeer: {
       // A part without NVLink (a preset file may say 0) copies between peers over PCIe.
       const Bandwidth bw = gpu.perf.nvlink_links > 0 && gpu.perf.nvlink.as_bytes_per_s() > 0
@@ -210,7 +211,11 @@ SimTime CostModel::copy_cost(wire::CopyKind kind, Bytes bytes, bool pinned_host,
 }
 
 SimTime CostModel::memset_cost(Bytes bytes, const GpuPreset& gpu) const {
-  return params_.device_local_latency + gpu.perf.hbm.transfer_time(bytes);
+  return params_.device_local_latency + achieved_hbm(gpu).transfer_time(bytes);
+}
+
+Bandwidth CostModel::achieved_hbm(const GpuPreset& gpu) const {
+  return Bandwidth::bytes_per_s(hbm_plateau_bytes_per_s(gpu, models_));
 }
 
 }  // namespace phantora::kernels

@@ -114,10 +114,10 @@ class CostModel {
   KernelCost cost_of_memset(Bytes bytes, const GpuPreset& gpu) const;
 
   // H2D/D2H over PCIe (pageable host memory at pageable_factor of the pinned rate); D2D reads
-  // and writes HBM (2 × bytes / HBM); peer over NVLink; host-to-host at a memcpy rate. Each
-  // plus a fixed latency.
+  // and writes HBM (2 × bytes at the achieved HBM rate, HBM × memory_efficiency); peer over
+  // NVLink; host-to-host at a memcpy rate. Each plus a fixed latency.
   SimTime copy_cost(wire::CopyKind kind, Bytes bytes, bool pinned_host, const GpuPreset& gpu) const;
-  // bytes / HBM bandwidth + the device-local latency.
+  // bytes at the achieved HBM rate + the device-local latency.
   SimTime memset_cost(Bytes bytes, const GpuPreset& gpu) const;
 
   const CostParams& params() const { return params_; }
@@ -131,6 +131,8 @@ class CostModel {
 
  private:
   const DbEntry* lookup(const std::string& signature, const GpuPreset& gpu) const;
+  // HBM as streaming work reaches it: the datasheet rate × the part's memory_efficiency.
+  Bandwidth achieved_hbm(const GpuPreset& gpu) const;
   KernelCost modelled(std::string signature, SimTime duration, CostSource source,
                       const GpuPreset& gpu, double hbm_bytes = 0) const;
 
