@@ -10,7 +10,8 @@ shapes that fill at least one wave (no split-K) the time of one launch is then
     time = overhead + waves x (steps x a + b)
 
 with `overhead` the model's own per-launch cost (models.toml [gemm] overhead_us, held fixed),
-a the time of one step and b the fixed cost of one tile, both at the clock the GPU ran at.
+a the time of one step and b the fixed cost of one tile, both at the clock the GPU ran at; the
+tile's shape and step (tile_m, tile_n, tile_k) are the model's too, read from the same file.
 This fits a and b by least squares on relative errors and prints b in steps of the main loop,
 as K elements (64 b / a): the form the model takes, which does not depend on the clock.
 
@@ -23,11 +24,14 @@ call is longer than the product: they measure the host) and those with fewer til
 """
 import argparse
 import math
+import os
 import re
 import sys
+import tomllib
 
 LINE = re.compile(r"gemm m=(\d+) n=(\d+) k=(\d+) .*time_us=([\d.]+)")
-TILE, STEP = 128, 64
+MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "kernels-db", "data",
+                      "models.toml")
 
 
 def read(path):
@@ -62,32 +66,34 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("timing", help="output of scripts/gemm_timing.py on a GPU")
     p.add_argument("--sms", type=int, required=True, help="the GPU's SM count")
-    p.add_argument("--overhead-us", type=float, default=4.0,
-                   help="the model's per-launch cost (models.toml [gemm] overhead_us)")
+    p.add_argument("--models", default=MODELS,
+                   help="the model constants whose [gemm] tile and overhead the fit holds")
     p.add_argument("--exclude", action="append", default=[], metavar="M,N,K",
                    help="leave out this shape (repeatable)")
     args = p.parse_args()
 
+    with open(args.models, "rb") as f:
+        gemm = tomllib.load(f)["gemm"]
+    overhead_us, step = gemm["overhead_us"], gemm["tile_k"]
+
     excluded = {tuple(int(v) for v in e.split(",")) for e in args.exclude}
-    points, used = [], []
+    used = []
     for m, n, k, t in read(args.timing):
-        tiles = math.ceil(m / TILE) * math.ceil(n / TILE)
+        tiles = math.ceil(m / gemm["tile_m"]) * math.ceil(n / gemm["tile_n"])
         if 2 * m * n * k <= 2 * 1024**3 or tiles < args.sms or (m, n, k) in excluded:
             continue
-        waves, steps = math.ceil(tiles / args.sms), math.ceil(k / STEP)
-        points.append((waves, steps, t))
-        used.append((m, n, k, waves, steps, t))
-    if len(points) < 2:
-        sys.exit(f"fit_gemm_tile_cost: {len(points)} usable shapes in {args.timing}")
+        used.append((m, n, k, math.ceil(tiles / args.sms), math.ceil(k / step), t))
+    if len(used) < 2:
+        sys.exit(f"fit_gemm_tile_cost: {len(used)} usable shapes in {args.timing}")
 
-    a, b = fit(points, args.overhead_us)
-    print(f"shapes fitted: {len(points)}")
-    print(f"step (64 of K, one tile):  {a:.4f} us")
+    a, b = fit([(waves, steps, t) for _, _, _, waves, steps, t in used], overhead_us)
+    print(f"shapes fitted: {len(used)}")
+    print(f"step ({step} of K, one tile):  {a:.4f} us")
     print(f"tile fixed cost:           {b:.4f} us = {b / a:.2f} steps")
-    print(f"tile_cost_k = {round(STEP * b / a)}")
+    print(f"tile_cost_k = {round(step * b / a)}")
     print("m n k waves steps measured_us fitted_us fitted/measured")
     for m, n, k, waves, steps, t in used:
-        f = args.overhead_us + waves * (steps * a + b)
+        f = overhead_us + waves * (steps * a + b)
         print(f"{m} {n} {k} {waves} {steps} {t:.2f} {f:.2f} {f / t:.3f}")
 
 

@@ -124,6 +124,11 @@ def cost_params():
         return tomllib.load(f)
 
 
+def model_params():
+    with open(os.path.join(ARGS.data, "models.toml"), "rb") as f:
+        return tomllib.load(f)
+
+
 def us_to_ps(v):
     # SimTime::us(v): round half up to whole picoseconds.
     return int(v * 1e6 + 0.5)
@@ -149,8 +154,7 @@ def copy_cost_ps(kind, nbytes, pinned):
         bw = perf["pcie_gbytes_per_s"] * 1e9 * factor
         return us_to_ps(copy["host_device_latency_us"]) + transfer_ps(nbytes, bw)
     assert kind == "d2d"
-    with open(os.path.join(ARGS.data, "models.toml"), "rb") as f:
-        efficiency = tomllib.load(f)["gpu"]["h100"]["memory_efficiency"]
+    efficiency = model_params()["gpu"]["h100"]["memory_efficiency"]
     return us_to_ps(copy["device_local_latency_us"]) + transfer_ps(
         2 * nbytes, perf["hbm_gbytes_per_s"] * 1e9 * efficiency)
 

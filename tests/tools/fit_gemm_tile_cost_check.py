@@ -3,7 +3,8 @@
 up here, leaves out the shapes it says it leaves out, and on the H200 measurements this
 repository keeps it gives the tile_cost_k that kernels-db/data/models.toml holds.
 
-By hand (4 SMs, the fit's 4 us overhead): times made from a = 0.5 us per 64 of K and
+By hand (4 SMs; the model's 4 us overhead and 128 x 128 x 64 tiles, read by the script from
+models.toml): times made from a = 0.5 us per 64 of K and
 b = 1.5 us per tile (3 steps, tile_cost_k = 192):
   1024 x 1024 x 2048  64 tiles = 16 waves, 32 steps: 4 + 16 x (16 + 1.5) = 284 us
   1024 x 1024 x 1536  16 waves, 24 steps:            4 + 16 x (12 + 1.5) = 220 us
