@@ -17,6 +17,7 @@ import math
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tomllib
@@ -777,6 +778,32 @@ def case_whole_lines():
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     print(f"$ {' '.join(cmd)}\nrc={proc.returncode}\n{proc.stdout}{proc.stderr}")
     check_eq(proc.stdout, "True False True\n", "Python under phantora: line-buffered stdout/stderr")
+
+
+def case_late_gil_thread():
+    # A thread made in C++ asks for the GIL after the interpreter has begun to finalise, from a
+    # noexcept frame (programs/late_gil_thread.*; PyTorch's autograd thread does this in a rare
+    # order, docs/reliability.md finding 14). Plain CPython before 3.14 ends the thread with
+    # pthread_exit and the unwind aborts the process; under phantora the thread hangs, as in
+    # CPython 3.14, and the process ends with status 0 once its finalisation is done.
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs", "late_gil_thread.py")
+    lib = os.path.join(ARGS.programs, "liblate_gil_thread.so")
+    if sys.version_info < (3, 14):
+        proc = subprocess.run([sys.executable, script, lib], capture_output=True, text=True,
+                              timeout=60)
+        print(f"plain: rc={proc.returncode}\n{proc.stdout}{proc.stderr}")
+        check_eq(proc.returncode, -signal.SIGABRT, "without phantora: the late thread aborts exit")
+        check("terminate called" in proc.stderr, "without phantora: std::terminate's message")
+    work = os.path.join(ARGS.work, "late_gil_thread")
+    shutil.rmtree(work, ignore_errors=True)
+    cmd = [ARGS.phantora, "run", "--quiet", "--hosts", "1", "--gpus-per-host", "1", "--out", work,
+           "--", sys.executable, script, lib]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    print(f"$ {' '.join(cmd)}\nrc={proc.returncode}\n{proc.stdout}{proc.stderr}")
+    check_eq(proc.returncode, 0, "under phantora: exit status")
+    check_eq(proc.stdout, "work done\nlate thread: state S, answered 0\n",
+             "under phantora: the late thread sleeps, unanswered, while finalisation ends")
+    check("terminate called" not in proc.stderr, "under phantora: no std::terminate")
 
 
 def case_memory_gate():
