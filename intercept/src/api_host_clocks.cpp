@@ -31,6 +31,7 @@
 #include <cstring>
 
 #include "host_timelines.hpp"
+#include "python_gil.hpp"
 #include "real_clock.hpp"
 #include "runtime.hpp"
 
@@ -277,10 +278,23 @@ void after_timed_wait(const void* object, bool timed_out, int64_t deadline) {
 // once until an absolute deadline on real_clock_for(c). Times out at the deadline once the
 // others are there (catch_up); signalled meanwhile or given up, it returns 0 (a spurious
 // wake-up).
+//
+// CPython's GIL is the exception. Its waiter times out every switch interval (5 ms) only to ask
+// the holder to let go; the wait is for a lock, not for time, and ends, as a mutex's would, when
+// the holder lets go: with the holder's clock, through the hand-off of its signal. Moving the
+// waiter to each 5 ms deadline turned the real time a GIL holder spent (computing for free in
+// `model` mode, or off the CPU on a loaded host) into simulated time: a main thread beside a
+// pure-Python thread took 30-175 ms of simulated time for steps that take 0.59 ms alone
+// (docs/reliability.md, finding 15). So a GIL wait that times out leaves the clock where it was.
 template <typename WaitUntil>
 int timed_cond_wait(const pthread_cond_t* cond, clockid_t c, const timespec& deadline,
                     WaitUntil&& wait_until) {
   Timelines::before_wait(cond);
+  if (is_python_gil(cond)) {
+    const int rc = wait_until(real_deadline(c, deadline));
+    after_timed_wait(cond, false, -1);
+    return rc;
+  }
   int rc = wait_until(real_deadline(c, deadline));
   if (rc == ETIMEDOUT && catch_up(deadline_ps(c, deadline), [&](int64_t slice) {
                            return wait_until(slice_end(real_clock_for(c), slice)) != ETIMEDOUT;

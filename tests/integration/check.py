@@ -780,6 +780,26 @@ def case_whole_lines():
     check_eq(proc.stdout, "True False True\n", "Python under phantora: line-buffered stdout/stderr")
 
 
+def case_gil_contention():
+    # Two Python threads take turns at the GIL for 0.3 s of the main thread's CPU time
+    # (programs/gil_contention.py). In model mode neither computing nor waiting for the GIL costs
+    # simulated time: the main thread's clock must not move. Before the GIL's switch-interval
+    # timeouts were told apart from other timed waits, each turn moved it by 5 ms (55 turns:
+    # 275 ms; docs/reliability.md, finding 15).
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs", "gil_contention.py")
+    work = os.path.join(ARGS.work, "gil_contention")
+    shutil.rmtree(work, ignore_errors=True)
+    cmd = [ARGS.phantora, "run", "--quiet", "--hosts", "1", "--gpus-per-host", "1",
+           "--cpu-time", "model", "--out", work, "--", sys.executable, script]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    print(f"$ {' '.join(cmd)}\nrc={proc.returncode}\n{proc.stdout}{proc.stderr}")
+    check_eq(proc.returncode, 0, "gil contention: exit status")
+    m = re.fullmatch(r"elapsed_ns (\d+) turns (\d+)\n", proc.stdout)
+    if check(m is not None, f"gil contention: output {proc.stdout!r}"):
+        check(int(m.group(2)) >= 10, f"gil contention: the threads took turns ({m.group(2)})")
+        check_eq(int(m.group(1)), 0, "gil contention: simulated ns the main thread's clock moved")
+
+
 def case_late_gil_thread():
     # A thread made in C++ asks for the GIL after the interpreter has begun to finalise, from a
     # noexcept frame (programs/late_gil_thread.*; PyTorch's autograd thread does this in a rare
