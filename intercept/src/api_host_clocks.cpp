@@ -278,23 +278,10 @@ void after_timed_wait(const void* object, bool timed_out, int64_t deadline) {
 // once until an absolute deadline on real_clock_for(c). Times out at the deadline once the
 // others are there (catch_up); signalled meanwhile or given up, it returns 0 (a spurious
 // wake-up).
-//
-// CPython's GIL is the exception. Its waiter times out every switch interval (5 ms) only to ask
-// the holder to let go; the wait is for a lock, not for time, and ends, as a mutex's would, when
-// the holder lets go: with the holder's clock, through the hand-off of its signal. Moving the
-// waiter to each 5 ms deadline turned the real time a GIL holder spent (computing for free in
-// `model` mode, or off the CPU on a loaded host) into simulated time: a main thread beside a
-// pure-Python thread took 30-175 ms of simulated time for steps that take 0.59 ms alone
-// (docs/reliability.md, finding 15). So a GIL wait that times out leaves the clock where it was.
 template <typename WaitUntil>
 int timed_cond_wait(const pthread_cond_t* cond, clockid_t c, const timespec& deadline,
                     WaitUntil&& wait_until) {
   Timelines::before_wait(cond);
-  if (is_python_gil(cond)) {
-    const int rc = wait_until(real_deadline(c, deadline));
-    after_timed_wait(cond, false, -1);
-    return rc;
-  }
   int rc = wait_until(real_deadline(c, deadline));
   if (rc == ETIMEDOUT && catch_up(deadline_ps(c, deadline), [&](int64_t slice) {
                            return wait_until(slice_end(real_clock_for(c), slice)) != ETIMEDOUT;
@@ -373,6 +360,26 @@ int finish_timed_lock(int64_t end_ps, Retry&& retry) {
   Timelines::advance_to(
       how == CatchUp::kReached ? end_ps : std::min(end_ps, Timelines::least_other_clock_ps()));
   return ETIMEDOUT;
+}
+
+// CPython's GIL is a lock, and like a mutex's its waits carry no clock (docs/time.md, "Hand-offs
+// between threads"): a thread that wants it waits on its condition variable for the switch
+// interval (5 ms) and, when that times out, asks the holder to let go; the holder, once it has,
+// waits on a second one until another thread has taken it. Neither wait is for time or for work.
+// Treated as timed waits and hand-offs, they turned the real time a holder kept the GIL
+// (computing, free in `model` mode, or off the CPU on a loaded host) into simulated time, 5 ms
+// a turn, and passed the clock of whichever thread took the GIL to the one that let it go. So on
+// the GIL's condition variables (python_gil.hpp) nothing is handed on and no clock moves, and
+// the waiting thread counts as running for the others' timeouts (Timeline::gil_waiting): it
+// goes on as soon as the holder lets go. Left out, it let another thread's sleep come due: a
+// TorchTitan rank compiling its model let tqdm's monitor thread end its 10 s sleep and hand its
+// clock, 10 s ahead, to the main thread through tqdm's lock.
+template <typename Wait>
+int gil_wait(Wait&& wait) {
+  Timelines::set_gil_waiting(true);
+  const int rc = wait();
+  Timelines::set_gil_waiting(false);
+  return rc;
 }
 
 }  // namespace
@@ -504,19 +511,20 @@ int epoll_wait(int epfd, struct epoll_event* events, int max, int timeout_ms) {
 
 int pthread_cond_signal(pthread_cond_t* cond) noexcept {
   PHANTORA_REAL(pthread_cond_signal);
-  if (active()) Timelines::signal(cond, false);
+  if (active() && !is_python_gil(cond)) Timelines::signal(cond, false);
   return real_pthread_cond_signal(cond);
 }
 
 int pthread_cond_broadcast(pthread_cond_t* cond) noexcept {
   PHANTORA_REAL(pthread_cond_broadcast);
-  if (active()) Timelines::signal(cond, true);
+  if (active() && !is_python_gil(cond)) Timelines::signal(cond, true);
   return real_pthread_cond_broadcast(cond);
 }
 
 int pthread_cond_wait(pthread_cond_t* cond, pthread_mutex_t* mutex) {
   PHANTORA_REAL(pthread_cond_wait);
   if (!active()) return real_pthread_cond_wait(cond, mutex);
+  if (is_python_gil(cond)) return gil_wait([&] { return real_pthread_cond_wait(cond, mutex); });
   Timelines::before_wait(cond);
   const int rc = real_pthread_cond_wait(cond, mutex);
   after_timed_wait(cond, false, -1);
@@ -526,6 +534,10 @@ int pthread_cond_wait(pthread_cond_t* cond, pthread_mutex_t* mutex) {
 int pthread_cond_timedwait(pthread_cond_t* cond, pthread_mutex_t* mutex,
                            const struct timespec* deadline) {
   PHANTORA_REAL(pthread_cond_timedwait);
+  if (active() && is_python_gil(cond)) {
+    const timespec real = real_deadline(clock_of(cond), *deadline);
+    return gil_wait([&] { return real_pthread_cond_timedwait(cond, mutex, &real); });
+  }
   if (!active()) return real_pthread_cond_timedwait(cond, mutex, deadline);
   return timed_cond_wait(cond, clock_of(cond), *deadline, [&](const timespec& real) {
     return real_pthread_cond_timedwait(cond, mutex, &real);
@@ -537,6 +549,11 @@ int pthread_cond_clockwait(pthread_cond_t* cond, pthread_mutex_t* mutex, clockid
   PHANTORA_REAL(pthread_cond_clockwait);
   if (kind_of(clock) == ClockKind::kReal || !active())
     return real_pthread_cond_clockwait(cond, mutex, clock, deadline);
+  if (is_python_gil(cond)) {
+    const timespec real = real_deadline(clock, *deadline);
+    return gil_wait(
+        [&] { return real_pthread_cond_clockwait(cond, mutex, real_clock_for(clock), &real); });
+  }
   return timed_cond_wait(cond, clock, *deadline, [&](const timespec& real) {
     return real_pthread_cond_clockwait(cond, mutex, real_clock_for(clock), &real);
   });

@@ -233,7 +233,8 @@ namespace {
 // where the shim cannot see), or it ended and a joiner waits for its end.
 bool counts_in_bound(const Timeline& t) {
   const ThreadState s = t.state.load(std::memory_order_acquire);
-  return (s == ThreadState::kRunning && !t.stalled.load(std::memory_order_relaxed)) ||
+  return (s == ThreadState::kRunning && !t.stalled.load(std::memory_order_relaxed) &&
+          !t.gil_waiting.load(std::memory_order_relaxed)) ||
          (s == ThreadState::kExited && t.awaited.load());
 }
 
@@ -528,6 +529,10 @@ void Timelines::rewind_to(int64_t ps) {
   self().clock_ps.store(ps, std::memory_order_relaxed);
 }
 
+void Timelines::set_gil_waiting(bool waiting) {
+  self().gil_waiting.store(waiting, std::memory_order_relaxed);
+}
+
 void Timelines::set_state(ThreadState s) {
   Timeline& t = self();
   if (s != ThreadState::kRunning) t.starting_since_ns.store(0, std::memory_order_relaxed);
@@ -546,7 +551,7 @@ bool Timelines::watch_stalls() {
   bool marked = false;
   for (Timeline* t : r.bounding) {
     const uint64_t activity = t->activity.load(std::memory_order_relaxed);
-    if (t->state.load() != ThreadState::kRunning || t->stalled.load() ||
+    if (t->state.load() != ThreadState::kRunning || t->stalled.load() || t->gil_waiting.load() ||
         activity != t->seen_activity) {
       t->seen_activity = activity;
       t->window_start_ns = 0;

@@ -37,6 +37,10 @@ struct Timeline {
   std::atomic<bool> awaited{false};  // exited, and a joiner waits for its clock
   std::atomic<bool> detached{false};
   std::atomic<bool> polling{false};  // in a poll/select/epoll timeout: not behind, not ahead
+  // Waits for CPython's GIL: it goes on from its own clock once the holder lets go, so another
+  // thread's timeout waits for it as for a running thread (never marked stalled), but it does
+  // not hold the process's bound: the holder may be blocked in a call the simulation answers.
+  std::atomic<bool> gil_waiting{false};
   // Started by a thread that does CUDA work and not yet waiting for anything: it runs from its
   // parent's clock, and whatever it hands on carries that clock (the autograd engine's device
   // threads, which the main thread waits for at the first backward): when it started (real
@@ -129,6 +133,8 @@ class Timelines {
   // and was cut short by a signal.
   static void rewind_to(int64_t ps);
   static void set_state(ThreadState s);
+  // This thread starts or ends a wait for CPython's GIL (Timeline::gil_waiting).
+  static void set_gil_waiting(bool waiting);
 
   static void after_fork_in_child();
   // In a process forked from a warmed one to be a rank (phantora_fresh_process): the calling
