@@ -12,9 +12,9 @@
 // the simulator answers, so the main thread can reach the interpreter's exit while the autograd
 // thread is still releasing its last task on a busy host.
 //
-// CPython 3.14 settled the same problem by hanging such a thread instead (PyThread_hang_thread,
-// python/cpython#87135; the C API's PyEval_RestoreThread: "Changed in version 3.14: hangs the
-// current thread, rather than terminating it, if called while the interpreter is finalizing").
+// CPython settled the same problem (python/cpython#87135, "pthread_exit & PyThread_exit_thread
+// from PyEval_RestoreThread etc. are harmful") by hanging such a thread instead of ending it,
+// from 3.14 (PyThread_hang_thread; the C API documents the change under PyEval_RestoreThread).
 // This does the same for older interpreters: a pthread_exit(NULL) made while a Python interpreter
 // in this process finalises blocks for ever (the finalising thread itself ends with exit(), not
 // pthread_exit); the process ends when it calls exit(). Any other pthread_exit is the C library's,
