@@ -373,7 +373,8 @@ int finish_timed_lock(int64_t end_ps, Retry&& retry) {
 // the waiting thread counts as running for the others' timeouts (Timeline::gil_waiting): it
 // goes on as soon as the holder lets go. Left out, it let another thread's sleep come due: a
 // TorchTitan rank compiling its model let tqdm's monitor thread end its 10 s sleep and hand its
-// clock, 10 s ahead, to the main thread through tqdm's lock.
+// clock, 10 s ahead, to the main thread through tqdm's lock. (That still happens, more rarely,
+// while the main thread waits where the shim cannot see: docs/reliability.md, finding 15.)
 template <typename Wait>
 int gil_wait(Wait&& wait) {
   Timelines::set_gil_waiting(true);
