@@ -535,11 +535,11 @@ int pthread_cond_wait(pthread_cond_t* cond, pthread_mutex_t* mutex) {
 int pthread_cond_timedwait(pthread_cond_t* cond, pthread_mutex_t* mutex,
                            const struct timespec* deadline) {
   PHANTORA_REAL(pthread_cond_timedwait);
-  if (active() && is_python_gil(cond)) {
+  if (!active()) return real_pthread_cond_timedwait(cond, mutex, deadline);
+  if (is_python_gil(cond)) {
     const timespec real = real_deadline(clock_of(cond), *deadline);
     return gil_wait([&] { return real_pthread_cond_timedwait(cond, mutex, &real); });
   }
-  if (!active()) return real_pthread_cond_timedwait(cond, mutex, deadline);
   return timed_cond_wait(cond, clock_of(cond), *deadline, [&](const timespec& real) {
     return real_pthread_cond_timedwait(cond, mutex, &real);
   });

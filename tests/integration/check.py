@@ -79,7 +79,14 @@ def check_close(actual, expected, what, tol=0.0015):
     return check(abs(actual - expected) <= tol, f"{what}: got {actual}, expected {expected}")
 
 
+def python_program(name):
+    """A Python test program of programs/ (run from the source tree, not built)."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs", name)
+
+
 def run(case, program, *prog_args, flags=(), env=None, expect_ok=True):
+    """`phantora run` of `program` (built into --programs; an absolute path as it is)."""
+
     out_dir = os.path.join(ARGS.work, case)
     shutil.rmtree(out_dir, ignore_errors=True)
     cmd = [ARGS.phantora, "run", "--quiet", "--out", out_dir, *flags, "--",
@@ -115,19 +122,22 @@ def us_ps(us):
 
 # --- cost figures -------------------------------------------------------------------------
 
+def data_file(name):
+    """One of kernels-db's data files (--data), parsed."""
+    with open(os.path.join(ARGS.data, name), "rb") as f:
+        return tomllib.load(f)
+
+
 def h100():
-    with open(os.path.join(ARGS.data, "gpus.toml"), "rb") as f:
-        return tomllib.load(f)["gpu"]["h100"]
+    return data_file("gpus.toml")["gpu"]["h100"]
 
 
 def cost_params():
-    with open(os.path.join(ARGS.data, "cost_model.toml"), "rb") as f:
-        return tomllib.load(f)
+    return data_file("cost_model.toml")
 
 
 def model_params():
-    with open(os.path.join(ARGS.data, "models.toml"), "rb") as f:
-        return tomllib.load(f)
+    return data_file("models.toml")
 
 
 def us_to_ps(v):
@@ -786,16 +796,10 @@ def case_gil_contention():
     # simulated time: the main thread's clock must not move. Before the GIL's switch-interval
     # timeouts were told apart from other timed waits, each turn moved it by 5 ms (55 turns:
     # 275 ms; docs/reliability.md, finding 15).
-    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs", "gil_contention.py")
-    work = os.path.join(ARGS.work, "gil_contention")
-    shutil.rmtree(work, ignore_errors=True)
-    cmd = [ARGS.phantora, "run", "--quiet", "--hosts", "1", "--gpus-per-host", "1",
-           "--cpu-time", "model", "--out", work, "--", sys.executable, script]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
-    print(f"$ {' '.join(cmd)}\nrc={proc.returncode}\n{proc.stdout}{proc.stderr}")
-    check_eq(proc.returncode, 0, "gil contention: exit status")
-    m = re.fullmatch(r"elapsed_ns (\d+) turns (\d+)\n", proc.stdout)
-    if check(m is not None, f"gil contention: output {proc.stdout!r}"):
+    r = run("gil_contention", sys.executable, python_program("gil_contention.py"),
+            flags=("--hosts", "1", "--gpus-per-host", "1", "--cpu-time", "model"))
+    m = re.fullmatch(r"elapsed_ns (\d+) turns (\d+)\n", r.stdout)
+    if check(m is not None, f"gil contention: output {r.stdout!r}"):
         check(int(m.group(2)) >= 10, f"gil contention: the threads took turns ({m.group(2)})")
         check_eq(int(m.group(1)), 0, "gil contention: simulated ns the main thread's clock moved")
 
@@ -806,7 +810,7 @@ def case_late_gil_thread():
     # order, docs/reliability.md finding 14). Plain CPython before 3.14 ends the thread with
     # pthread_exit and the unwind aborts the process; under phantora the thread hangs, as in
     # CPython 3.14, and the process ends with status 0 once its finalisation is done.
-    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs", "late_gil_thread.py")
+    script = python_program("late_gil_thread.py")
     lib = os.path.join(ARGS.programs, "liblate_gil_thread.so")
     if sys.version_info < (3, 14):
         proc = subprocess.run([sys.executable, script, lib], capture_output=True, text=True,
@@ -814,16 +818,11 @@ def case_late_gil_thread():
         print(f"plain: rc={proc.returncode}\n{proc.stdout}{proc.stderr}")
         check_eq(proc.returncode, -signal.SIGABRT, "without phantora: the late thread aborts exit")
         check("terminate called" in proc.stderr, "without phantora: std::terminate's message")
-    work = os.path.join(ARGS.work, "late_gil_thread")
-    shutil.rmtree(work, ignore_errors=True)
-    cmd = [ARGS.phantora, "run", "--quiet", "--hosts", "1", "--gpus-per-host", "1", "--out", work,
-           "--", sys.executable, script, lib]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
-    print(f"$ {' '.join(cmd)}\nrc={proc.returncode}\n{proc.stdout}{proc.stderr}")
-    check_eq(proc.returncode, 0, "under phantora: exit status")
-    check_eq(proc.stdout, "work done\nlate thread: state S, answered 0\n",
+    r = run("late_gil_thread", sys.executable, script, lib,
+            flags=("--hosts", "1", "--gpus-per-host", "1"))
+    check_eq(r.stdout, "work done\nlate thread: state S, answered 0\n",
              "under phantora: the late thread sleeps, unanswered, while finalisation ends")
-    check("terminate called" not in proc.stderr, "under phantora: no std::terminate")
+    check("terminate called" not in r.stderr, "under phantora: no std::terminate")
 
 
 def case_memory_gate():
