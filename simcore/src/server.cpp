@@ -186,6 +186,7 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void send(wire::FrameType type, const void* body, size_t size) {
+    if (!write_error_.empty()) return;  // the peer reads no more (write_failed)
     const bool idle = outbox_.empty();
     std::vector<std::byte> frame(sizeof(wire::FrameHeader) + size);
     wire::FrameHeader fh;
@@ -201,17 +202,34 @@ class Session : public std::enable_shared_from_this<Session> {
     auto self = shared_from_this();
     asio::async_write(socket_, asio::buffer(outbox_.front()),
                       [this, self](boost::system::error_code ec, size_t) {
-                        if (ec) return end(ec.message());
+                        if (ec) return write_failed(ec.message());
                         outbox_.pop_front();
                         if (!outbox_.empty()) write_next();
                       });
+  }
+
+  // A reply could not be written: the peer has stopped reading, usually because it has said
+  // goodbye and closed while the reply was on its way. What it sent before it closed is still in
+  // the socket, so the read side ends the session (a goodbye, or the end of the stream) rather
+  // than this error, which would report a rank that said goodbye as one that vanished.
+  void write_failed(const std::string& why) {
+    write_error_ = why;
+    outbox_.clear();
+    boost::system::error_code ignored;
+    socket_.shutdown(stream_protocol::socket::shutdown_send, ignored);
+    if (ended_) close();
   }
 
   void end(const std::string& why) {
     if (ended_) return;
     ended_ = true;
     hello_timer_.cancel();
-    if (client_ && !said_bye_) server_.simulation().disconnected(*client_, why);
+    if (client_ && !said_bye_) {
+      server_.simulation().disconnected(
+          *client_, write_error_.empty()
+                        ? why
+                        : fmt::format("{} (a reply could not be written: {})", why, write_error_));
+    }
     if (!client_ && why != "connection closed") {
       spdlog::warn("rejected a connection{}: {}", peer_.empty() ? "" : " from " + peer_, why);
     }
@@ -232,6 +250,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<ClientId> client_;
   bool said_bye_ = false;
   bool ended_ = false;
+  std::string write_error_;  // why the last write failed; nothing more is written then
 };
 
 Server::Server(asio::io_context& io, const std::filesystem::path& socket_path, Simulation& sim)
