@@ -321,17 +321,18 @@ int sleep_until(int64_t end_ps, const timespec& span, timespec* left) {
   return 0;
 }
 
-// A poll, select or epoll wait with a timeout of `ns`: the thread neither bounds the others'
-// timeouts while it waits (its clock stays where it was) nor ends before them. `wait(ms)` waits
-// once with a timeout in milliseconds (the first time the program's own) and returns the call's
-// result; a timeout moves the clock by `ns`.
+// A poll, select or epoll wait with a timeout of `ns`: while it waits the thread stands in the
+// others' timeouts at the end of its own (Timeline::poll_end_ps), the time it goes on from if
+// nothing is ready, and it does not end before them either. `wait(ms)` waits once with a timeout
+// in milliseconds (the first time the program's own) and returns the call's result; a timeout
+// moves the clock by `ns`.
 template <typename Wait>
 int poll_with_timeout(int64_t ns, Wait&& wait) {
   Timeline& self = Timelines::self();
-  self.polling.store(true, std::memory_order_relaxed);
+  const int64_t end_ps = self.clock_ps.load() + ns * 1000;
+  self.poll_end_ps.store(end_ps, std::memory_order_relaxed);
   int rc = wait(-1);
   if (rc == 0) {
-    const int64_t end_ps = self.clock_ps.load() + ns * 1000;
     const CatchUp how = catch_up(end_ps, [&](int64_t slice) {
       rc = wait(static_cast<int>(slice / 1'000'000));
       return rc != 0;
@@ -342,7 +343,7 @@ int poll_with_timeout(int64_t ns, Wait&& wait) {
       errno = EINTR;
     }
   }
-  self.polling.store(false, std::memory_order_relaxed);
+  self.poll_end_ps.store(-1, std::memory_order_relaxed);
   return rc;
 }
 

@@ -257,9 +257,19 @@ int64_t Timelines::least_other_clock_ps() {
   std::lock_guard lock(r.mu);
   int64_t least = wire::kNoBound;
   for (const Timeline* t : r.bounding) {
-    if (t == t_self || t->stalled.load(std::memory_order_relaxed) ||
-        t->polling.load(std::memory_order_relaxed))
+    if (t == t_self) continue;
+    // A thread polling file descriptors with a timeout goes on at the latest where that timeout
+    // ends, whether what it waits for comes from a thread of this process (it may be the one
+    // whose timeout is due) or from outside (a DataLoader's worker processes): a timeout that
+    // ends later is not yet due. Counted at its own clock instead, a process whose event loop
+    // waits for a sleeping thread would crawl; not counted, a sleeper came due while the main
+    // thread waited for its data and handed on a clock seconds ahead (docs/time.md).
+    const int64_t poll_end = t->poll_end_ps.load(std::memory_order_relaxed);
+    if (poll_end >= 0) {
+      least = std::min(least, poll_end);
       continue;
+    }
+    if (t->stalled.load(std::memory_order_relaxed)) continue;
     // An ended thread that a joiner waits for passes its end clock on (the main thread joining
     // one NCCL watchdog while another one's timeout was due).
     const ThreadState s = t->state.load(std::memory_order_acquire);

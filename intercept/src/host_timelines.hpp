@@ -36,7 +36,9 @@ struct Timeline {
   std::atomic<bool> bounds{false};   // made a CUDA call: its submissions are simulated
   std::atomic<bool> awaited{false};  // exited, and a joiner waits for its clock
   std::atomic<bool> detached{false};
-  std::atomic<bool> polling{false};  // in a poll/select/epoll timeout: not behind, not ahead
+  // In a poll, select or epoll wait with a timeout: where that timeout ends (-1: not in one).
+  // Another thread's timeout that ends later is not due before it (least_other_clock_ps).
+  std::atomic<int64_t> poll_end_ps{-1};
   // Waits for CPython's GIL: it goes on from its own clock once the holder lets go, so another
   // thread's timeout waits for it as for a running thread (never marked stalled), but it does
   // not hold the process's bound: the holder may be blocked in a call the simulation answers.
@@ -89,7 +91,8 @@ class Timelines {
   // The latest clock of any thread: where the process is when it ends.
   static int64_t latest_ps();
   // The least clock of the other threads that do the program's CUDA work (running, not stalled,
-  // or blocked in a call the simulator answers; ended, with a joiner waiting for their end), of
+  // or blocked in a call the simulator answers; ended, with a joiner waiting for their end;
+  // polling with a timeout: where it ends), of
   // threads they started or woken that have not yet waited again (or ended so, with a joiner
   // waiting), and of hand-offs not yet taken up (wire::kNoBound: none): a timed wait of this
   // thread that ends later would run ahead of the rest of the process.

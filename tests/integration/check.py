@@ -278,6 +278,24 @@ def case_timeout_thread_start():
     check_eq(r.value("timeouts"), "0", "no timeout of the watcher came due")
 
 
+def case_poll_ahead():
+    # Zero mode (programs/poll_ahead.cu): main reads 40 bytes from a child process 50 ms of real
+    # time apart, each through a poll with a 900 ms timeout (about 2 s of real time, no simulated
+    # time: main's clock stays at 0), while its sleeper sleeps 1 s of simulated time and then
+    # takes and lets go of a lock. Polling, main stands in the sleeper's timeout at its poll's
+    # end (0.9 s), before the sleep's (1 s), so the sleep is not over when main takes the lock:
+    # main takes it at 0. Joining the sleeper, main waits: the sleep ends at 1 s and main takes
+    # that clock. (Polling threads not counted, the sleep came due after 1 s of real time and main
+    # took its clock, 1 s, with the lock.) The child's bytes come 50 ms apart, so a poll times out
+    # only on a machine too loaded to run the child within 900 ms: the test says so.
+    r = run("poll_ahead", "poll_ahead", flags=zero())
+    if not check_eq(r.value("poll_timeouts"), "0", "no poll timed out (the child wrote in time)"):
+        return
+    check_close(r.number("after_reads_us"), 0.0, "main's clock after its reads and the lock")
+    check_eq(r.value("sleeper_woke_before"), "0", "the sleep was not over when main took the lock")
+    check_close(r.number("joined_us"), 1e6, "main after joining the sleeper: the sleep's end")
+
+
 def case_timeout_give_up():
     # Zero mode, a 200 ms catch-up limit (programs/timeout_give_up.cu): W's 10 ms sleep waits for
     # main, which spins at clock 0 for 1 s of real time, gives up every 200 ms without moving

@@ -1,0 +1,80 @@
+// A thread's sleep may not come due while the thread doing the GPU work polls for data from
+// another process (docs/time.md, "Sleeps and timed waits"): the poll's own timeout ends first.
+// The main thread reads 40 bytes that a child process writes 50 ms of real time apart, each
+// through a poll with a 900 ms timeout, while a thread of its own sleeps 1 s and then takes and
+// lets go of a lock (a semaphore) that main takes after its reads. The reads take about 2 s of
+// real time and no simulated time; the sleep, 1 s of simulated time, is not over before main's
+// clock gets there. So main takes the lock as it left it, at its own clock, and only its join
+// of the sleeper moves it to the sleep's end.
+#include <poll.h>
+#include <semaphore.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "check.cuh"
+
+using Clock = std::chrono::steady_clock;
+
+constexpr int kBytes = 40;
+
+// The child: writes a byte every 50 ms of real time through raw system calls (the shim's
+// clocks are not its business), then ends without the parent's exit handlers.
+[[noreturn]] void feed(int fd) {
+  for (int i = 0; i < kBytes; ++i) {
+    timespec gap{0, 50'000'000};
+    syscall(SYS_nanosleep, &gap, nullptr);
+    const char c = 'x';
+    syscall(SYS_write, fd, &c, 1);
+  }
+  _exit(0);
+}
+
+int main() {
+  int fds[2];
+  if (pipe(fds) != 0) return 2;
+  const pid_t child = fork();
+  if (child == 0) feed(fds[1]);
+  close(fds[1]);
+
+  const Clock::time_point t0 = Clock::now();
+  auto since_us = [&] {
+    return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+  };
+  float* d;
+  CHECK(cudaMalloc(&d, 1 << 20));  // main does CUDA work: the others' timeouts wait for it
+  sem_t lock;
+  sem_init(&lock, 0, 1);
+  std::atomic<bool> woke{false};
+  std::thread sleeper([&] {
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    sem_wait(&lock);
+    woke = true;
+    sem_post(&lock);
+  });
+
+  int got = 0;
+  int poll_timeouts = 0;
+  while (got < kBytes) {
+    pollfd p{fds[0], POLLIN, 0};
+    const int rc = poll(&p, 1, 900);
+    if (rc == 0) ++poll_timeouts;
+    char c;
+    if (rc > 0 && read(fds[0], &c, 1) == 1) ++got;
+  }
+  sem_wait(&lock);
+  const bool woke_before = woke.load();
+  sem_post(&lock);
+  std::printf("after_reads_us %.3f\n", since_us());
+  std::printf("poll_timeouts %d\n", poll_timeouts);
+  std::printf("sleeper_woke_before %d\n", woke_before ? 1 : 0);
+  sleeper.join();
+  std::printf("joined_us %.3f\n", since_us());
+  waitpid(child, nullptr, 0);
+  CHECK(cudaFree(d));
+  return 0;
+}
