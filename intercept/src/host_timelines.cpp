@@ -252,7 +252,7 @@ int64_t Timelines::bound_ps() {
   return bound_locked(r, real_monotonic_ns());
 }
 
-int64_t Timelines::least_other_clock_ps() {
+int64_t Timelines::least_other_clock_ps(bool with_io_waits) {
   Registry& r = registry();
   std::lock_guard lock(r.mu);
   int64_t least = wire::kNoBound;
@@ -269,7 +269,15 @@ int64_t Timelines::least_other_clock_ps() {
       least = std::min(least, poll_end);
       continue;
     }
-    if (t->stalled.load(std::memory_order_relaxed)) continue;
+    // Stalled where the C library's waits do not show, it may wait for the very thread whose
+    // timeout is due (a futex), and does not count; one that waits for another process (input
+    // from a pipe or socket, a child's end) goes on without any thread of this one, from its
+    // clock, and counts there: host work elsewhere takes no simulated time of this process's.
+    if (t->stalled.load(std::memory_order_relaxed)) {
+      if (with_io_waits && t->stalled_in_io.load(std::memory_order_relaxed))
+        least = std::min(least, t->clock_ps.load(std::memory_order_relaxed));
+      continue;
+    }
     // An ended thread that a joiner waits for passes its end clock on (the main thread joining
     // one NCCL watchdog while another one's timeout was due).
     const ThreadState s = t->state.load(std::memory_order_acquire);
@@ -561,7 +569,15 @@ bool Timelines::watch_stalls() {
   bool marked = false;
   for (Timeline* t : r.bounding) {
     const uint64_t activity = t->activity.load(std::memory_order_relaxed);
-    if (t->state.load() != ThreadState::kRunning || t->stalled.load() || t->gil_waiting.load() ||
+    if (t->stalled.load()) {
+      // What it is blocked in may change without a call the shim sees (a read that returns,
+      // then a futex): looked at again on every pass.
+      t->stalled_in_io.store(thread_waits_for_io(t->tid));
+      t->seen_activity = activity;
+      t->window_start_ns = 0;
+      continue;
+    }
+    if (t->state.load() != ThreadState::kRunning || t->gil_waiting.load() ||
         activity != t->seen_activity) {
       t->seen_activity = activity;
       t->window_start_ns = 0;
@@ -580,6 +596,7 @@ bool Timelines::watch_stalls() {
     if (demand >= 0 && t->window_demand_ns >= 0 && !thread_runnable(t->tid) &&
         static_cast<double>(demand - t->window_demand_ns) <
             kStallBusyShare * static_cast<double>(now - t->window_start_ns)) {
+      t->stalled_in_io.store(thread_waits_for_io(t->tid));
       t->stalled.store(true);
       marked = true;
     }

@@ -54,6 +54,10 @@ struct Timeline {
   // marks a thread stalled that did nothing and used (or waited for) no CPU for a while.
   std::atomic<uint64_t> activity{0};
   std::atomic<bool> stalled{false};
+  // Stalled in a system call that waits for another process (thread_waits_for_io): input from
+  // a DataLoader's workers, a compiler's pipe. Such a wait ends without any thread of this
+  // process, and the others' timeouts wait for it (least_other_clock_ps). Kept by the watcher.
+  std::atomic<bool> stalled_in_io{false};
   int tid = 0;
   uint64_t seen_activity = 0;  // watcher only
   int64_t window_start_ns = 0;
@@ -92,11 +96,12 @@ class Timelines {
   static int64_t latest_ps();
   // The least clock of the other threads that do the program's CUDA work (running, not stalled,
   // or blocked in a call the simulator answers; ended, with a joiner waiting for their end;
-  // polling with a timeout: where it ends), of
+  // polling with a timeout: where it ends; stalled in a wait for another process, unless
+  // `with_io_waits` is false), of
   // threads they started or woken that have not yet waited again (or ended so, with a joiner
   // waiting), and of hand-offs not yet taken up (wire::kNoBound: none): a timed wait of this
   // thread that ends later would run ahead of the rest of the process.
-  static int64_t least_other_clock_ps();
+  static int64_t least_other_clock_ps(bool with_io_waits = true);
 
   // Hand-offs through a synchronisation object (a condition variable or semaphore address).
   // The signal releases one waiter, or all for a broadcast, of those in a wait on `object` that

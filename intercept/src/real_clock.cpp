@@ -4,9 +4,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 
 namespace phantora::shim {
 
@@ -47,6 +49,28 @@ bool thread_runnable(int tid) {
   // ')'.
   const char* close = std::strrchr(buf, ')');
   return close != nullptr && close[1] == ' ' && close[2] == 'R';
+}
+
+namespace {
+// The system calls that wait for another process's doing: input on a descriptor (a pipe, a
+// socket, a terminal), a connection, a child's end. Not futexes (another thread of this process
+// may be what the waiter waits for), sleeps or polls (the shim sees those).
+constexpr long kWaitsForIo[] = {
+    SYS_read,     SYS_readv,  SYS_pread64, SYS_preadv,  SYS_recvfrom, SYS_recvmsg,
+    SYS_recvmmsg, SYS_accept, SYS_accept4, SYS_connect, SYS_wait4,    SYS_waitid,
+};
+}  // namespace
+
+bool thread_waits_for_io(int tid) {
+  char path[64];
+  std::snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+  std::FILE* f = std::fopen(path, "r");
+  if (f == nullptr) return false;
+  long nr = -1;  // "running" and "-1 ..." (not in a system call) leave it so
+  const int n = std::fscanf(f, "%ld", &nr);
+  std::fclose(f);
+  if (n != 1) return false;
+  return std::find(std::begin(kWaitsForIo), std::end(kWaitsForIo), nr) != std::end(kWaitsForIo);
 }
 
 }  // namespace phantora::shim

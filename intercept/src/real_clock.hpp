@@ -34,4 +34,10 @@ int64_t thread_demand_ns(int tid);
 // for a whole stall window; its state still says it is not blocked.
 bool thread_runnable(int tid);
 
+// Whether thread `tid` of this process is blocked in a system call that waits for input from a
+// file descriptor or for a child process (read, recv, accept, connect, wait4, ...:
+// /proc/self/task/TID/syscall), as opposed to a futex, a sleep or a poll, or running. False
+// where unreadable.
+bool thread_waits_for_io(int tid);
+
 }  // namespace phantora::shim

@@ -278,8 +278,15 @@ def case_timeout_thread_start():
     check_eq(r.value("timeouts"), "0", "no timeout of the watcher came due")
 
 
+def io_waits(name, mode, **kw):
+    """programs/io_waits.cu in `mode`, zero mode; checks what every mode prints alike."""
+    r = run(name, "io_waits", mode, flags=zero(), **kw)
+    check_eq(r.value("poll_timeouts"), "0", f"{name}: no poll timed out (the child wrote in time)")
+    return r
+
+
 def case_poll_ahead():
-    # Zero mode (programs/poll_ahead.cu): main reads 40 bytes from a child process 50 ms of real
+    # Zero mode (programs/io_waits.cu): main reads 40 bytes from a child process 50 ms of real
     # time apart, each through a poll with a 900 ms timeout (about 2 s of real time, no simulated
     # time: main's clock stays at 0), while its sleeper sleeps 1 s of simulated time and then
     # takes and lets go of a lock. Polling, main stands in the sleeper's timeout at its poll's
@@ -288,12 +295,32 @@ def case_poll_ahead():
     # that clock. (Polling threads not counted, the sleep came due after 1 s of real time and main
     # took its clock, 1 s, with the lock.) The child's bytes come 50 ms apart, so a poll times out
     # only on a machine too loaded to run the child within 900 ms: the test says so.
-    r = run("poll_ahead", "poll_ahead", flags=zero())
-    if not check_eq(r.value("poll_timeouts"), "0", "no poll timed out (the child wrote in time)"):
-        return
+    r = io_waits("poll_ahead", "poll")
     check_close(r.number("after_reads_us"), 0.0, "main's clock after its reads and the lock")
     check_eq(r.value("sleeper_woke_before"), "0", "the sleep was not over when main took the lock")
     check_close(r.number("joined_us"), 1e6, "main after joining the sleeper: the sleep's end")
+
+
+def case_read_ahead():
+    # The same with blocking reads: main, blocked reading from another process where the C
+    # library's waits do not show, is marked stalled after 20 ms of real time, and stands in the
+    # sleeper's timeout at its own clock (0) since it waits for input (docs/time.md). (Stalled
+    # threads not counted, main took the sleeper's clock, 1 s, with the lock.)
+    r = io_waits("read_ahead", "read")
+    check_close(r.number("after_reads_us"), 0.0, "main's clock after its reads and the lock")
+    check_eq(r.value("sleeper_woke_before"), "0", "the sleep was not over when main took the lock")
+    check_close(r.number("joined_us"), 1e6, "main after joining the sleeper: the sleep's end")
+
+
+def case_self_fed_read():
+    # Main blocks reading a byte its own thread writes after a 10 ms sleep. Main holds the
+    # sleep back (it waits for input), but only for the catch-up limit, here 300 ms of real
+    # time: then the sleep comes due at 10 ms, the thread writes, main reads at its own clock
+    # (a pipe carries none) and its join takes the sleep's end. (Without that, the sleep gave up
+    # at the limit, woke early with the time left, slept again, and the run never ended.)
+    r = io_waits("self_fed_read", "self_fed", env={"PHANTORA_CATCH_UP_LIMIT_MS": "300"})
+    check_close(r.number("after_reads_us"), 0.0, "main's clock after its read")
+    check_close(r.number("joined_us"), 10000.0, "main after joining the writer: the sleep's end")
 
 
 def case_timeout_give_up():
