@@ -97,10 +97,10 @@ class Timelines {
   // The least clock of the other threads that do the program's CUDA work (running, not stalled,
   // or blocked in a call the simulator answers; ended, with a joiner waiting for their end;
   // polling with a timeout: where it ends; stalled in a wait for another process, unless
-  // `with_io_waits` is false), of
-  // threads they started or woken that have not yet waited again (or ended so, with a joiner
-  // waiting), and of hand-offs not yet taken up (wire::kNoBound: none): a timed wait of this
-  // thread that ends later would run ahead of the rest of the process.
+  // `with_io_waits` is false), of threads they started or woken that have not yet waited again
+  // (or ended so, with a joiner waiting), and of hand-offs not yet taken up (wire::kNoBound:
+  // none): a timed wait of this thread that ends later would run ahead of the rest of the
+  // process.
   static int64_t least_other_clock_ps(bool with_io_waits = true);
 
   // Hand-offs through a synchronisation object (a condition variable or semaphore address).
