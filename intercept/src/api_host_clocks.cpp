@@ -350,6 +350,10 @@ int poll_with_timeout(int64_t ns, Wait&& wait) {
       errno = EINTR;
     }
   }
+  // Back from a wait that may have lasted long enough for the stall detector to mark it, the
+  // thread runs the program again: it counts again before it stops counting as a poller, or
+  // the code it runs before its next call would count nowhere (docs/reliability.md, finding 16).
+  Timelines::self();
   self.poll_end_ps.store(-1, std::memory_order_relaxed);
   return rc;
 }

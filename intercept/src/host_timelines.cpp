@@ -571,7 +571,16 @@ bool Timelines::watch_stalls() {
     const uint64_t activity = t->activity.load(std::memory_order_relaxed);
     if (t->stalled.load()) {
       // What it is blocked in may change without a call the shim sees (a read that returns,
-      // then a futex): looked at again on every pass.
+      // then a futex), and it may run the program again before its next call (the Python code
+      // after a read): looked at again on every pass. Running, it counts again, as a thread
+      // that never blocked does.
+      if (thread_runnable(t->tid)) {
+        t->stalled.store(false);
+        t->stalled_in_io.store(false);
+        t->seen_activity = activity;
+        t->window_start_ns = 0;
+        continue;
+      }
       t->stalled_in_io.store(thread_waits_for_io(t->tid));
       t->seen_activity = activity;
       t->window_start_ns = 0;
