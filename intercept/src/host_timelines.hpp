@@ -154,9 +154,9 @@ class Timelines {
   // Called by the shim's reader thread every few milliseconds: a thread counted in the bound
   // that has made no call the shim sees and neither run nor waited for a CPU for
   // kStallAfterNs is blocked in something the shim cannot see (a mutex, a futex, a socket);
-  // it leaves the bound until it does something again, so that it cannot hold the
-  // simulation back while the thread it waits for waits on the simulation. Returns whether a
-  // thread was newly marked.
+  // it leaves the bound until it does something again (a call the shim sees, or running on a
+  // later pass), so that it cannot hold the simulation back while the thread it waits for waits
+  // on the simulation. Returns whether a thread was newly marked.
   static bool watch_stalls();
 };
 
