@@ -314,9 +314,14 @@ int sleep_until(int64_t end_ps, const timespec& span, timespec* left) {
     if (left != nullptr) *left = rest;
     return rc;
   }
-  const CatchUp how = catch_up(end_ps, [](int64_t slice_ns) {
-    const timespec slice = to_timespec(slice_ns);
-    return real_clock_nanosleep(CLOCK_MONOTONIC, 0, &slice, nullptr) != 0;
+  // Between looks it waits on the daemon's word of how far the answers have got
+  // (Timelines::answers_from): a thread blocked in a synchronisation reaches the end only
+  // through it, since this sleep holds the process's bound, and with it the network, at the end.
+  uint32_t seen = Timelines::answers_from_moves();
+  const CatchUp how = catch_up(end_ps, [&seen](int64_t slice_ns) {
+    const bool whole = Timelines::wait_answers_from_move(seen, slice_ns);
+    seen = Timelines::answers_from_moves();
+    return !whole;
   });
   if (how == CatchUp::kGaveUp) {
     // Woken early, as by a signal, where the slowest of the others is: the rest is left.

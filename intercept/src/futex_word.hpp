@@ -20,6 +20,8 @@ class FutexWord {
   uint32_t load() const { return value_.load(std::memory_order_acquire); }
   // Sleeps while the word is `seen` (returns at once if it is not any more).
   void wait_while(uint32_t seen) const;
+  // The same for `timeout_ns` of real time at most. Returns false when a signal cut it short.
+  bool wait_while_for(uint32_t seen, int64_t timeout_ns) const;
   // Moves the word on (release) and wakes every thread sleeping on it.
   void bump_and_wake_all();
 

@@ -1,5 +1,6 @@
 #include "host_timelines.hpp"
 
+#include "futex_word.hpp"
 #include "real_clock.hpp"
 
 #include <pthread.h>
@@ -65,6 +66,10 @@ struct Registry {
   std::atomic<int> waiting{0};  // the sum of `waiters`: a signal with none takes no lock
   std::atomic<bool> any_bounding{false};
   std::atomic<uint64_t> lapsed{0};  // hand-offs dropped by drop_expired_locked
+  // No answer this process has not taken up is earlier (wire::Progress, from the daemon), and
+  // the word sleeps waiting for the others wake on when it moves.
+  std::atomic<int64_t> answers_from_ps{0};
+  FutexWord answers_from_moved;
 };
 
 Registry& registry() {
@@ -281,9 +286,19 @@ int64_t Timelines::least_other_clock_ps(bool with_io_waits) {
     // An ended thread that a joiner waits for passes its end clock on (the main thread joining
     // one NCCL watchdog while another one's timeout was due).
     const ThreadState s = t->state.load(std::memory_order_acquire);
-    if (s == ThreadState::kRunning || s == ThreadState::kCallWait ||
-        (s == ThreadState::kExited && t->awaited.load()))
+    if (s == ThreadState::kRunning || (s == ThreadState::kExited && t->awaited.load()))
       least = std::min(least, t->clock_ps.load(std::memory_order_relaxed));
+    // Blocked in a request whose answer's time it takes, it goes on no earlier than the daemon
+    // says its answers come (wire::Progress): the simulation has stopped at this process's
+    // bound, which may be this very timeout's thread (a sleep to its wake-up), and counted at
+    // its clock the blocked thread would hold the timeout back while the timeout holds its
+    // answer back.
+    if (s == ThreadState::kCallWait) {
+      const int64_t clock = t->clock_ps.load(std::memory_order_relaxed);
+      least = std::min(least, t->takes_answer_time.load(std::memory_order_relaxed)
+                                  ? std::max(clock, r.answers_from_ps.load())
+                                  : clock);
+    }
   }
   const int64_t now = real_monotonic_ns();
   for (const auto& [thread, t] : r.by_thread) {
@@ -613,6 +628,25 @@ bool Timelines::watch_stalls() {
     t->window_demand_ns = demand;
   }
   return marked;
+}
+
+void Timelines::answers_from(int64_t ps) {
+  Registry& r = registry();
+  int64_t seen = r.answers_from_ps.load();
+  while (seen < ps) {
+    if (r.answers_from_ps.compare_exchange_weak(seen, ps)) {
+      r.answers_from_moved.bump_and_wake_all();
+      return;
+    }
+  }
+}
+
+uint32_t Timelines::answers_from_moves() {
+  return registry().answers_from_moved.load();
+}
+
+bool Timelines::wait_answers_from_move(uint32_t seen, int64_t slice_ns) {
+  return registry().answers_from_moved.wait_while_for(seen, slice_ns);
 }
 
 void Timelines::after_fork_in_child() {

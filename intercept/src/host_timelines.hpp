@@ -43,6 +43,9 @@ struct Timeline {
   // thread's timeout waits for it as for a running thread (never marked stalled), but it does
   // not hold the process's bound: the holder may be blocked in a call the simulation answers.
   std::atomic<bool> gil_waiting{false};
+  // Blocked in a request whose answer's time it runs on from (not a query, which goes on from
+  // its own clock): least_other_clock_ps counts it no earlier than Timelines::answers_from.
+  std::atomic<bool> takes_answer_time{false};
   // Started by a thread that does CUDA work and not yet waiting for anything: it runs from its
   // parent's clock, and whatever it hands on carries that clock (the autograd engine's device
   // threads, which the main thread waits for at the first backward): when it started (real
@@ -102,6 +105,16 @@ class Timelines {
   // none): a timed wait of this thread that ends later would run ahead of the rest of the
   // process.
   static int64_t least_other_clock_ps(bool with_io_waits = true);
+  // The daemon says that no answer this process has not taken up comes before `ps`
+  // (wire::Progress): a thread blocked in a request that takes its answer's time counts no
+  // earlier in least_other_clock_ps.
+  static void answers_from(int64_t ps);
+  // For a sleep that waits for the others: how often answers_from has moved, and a wait of
+  // `slice_ns` of real time at most for its next move after `seen` (false: a signal cut it
+  // short). The move is what lets such a sleep come due when a thread of the process is blocked
+  // in a request.
+  static uint32_t answers_from_moves();
+  static bool wait_answers_from_move(uint32_t seen, int64_t slice_ns);
 
   // Hand-offs through a synchronisation object (a condition variable or semaphore address).
   // The signal releases one waiter, or all for a broadcast, of those in a wait on `object` that

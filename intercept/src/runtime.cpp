@@ -279,7 +279,10 @@ Runtime::Answer Runtime::wait_reply(uint64_t id, bool advance) {
     std::lock_guard rl(reply_mu_);
     pending = pending_.at(id);
   }
+  Timeline& self = Timelines::self();
+  self.takes_answer_time.store(advance, std::memory_order_relaxed);
   pending->arrived.wait_while(0);
+  self.takes_answer_time.store(false, std::memory_order_relaxed);
   {
     std::lock_guard rl(reply_mu_);
     pending_.erase(id);
@@ -289,7 +292,6 @@ Runtime::Answer Runtime::wait_reply(uint64_t id, bool advance) {
   const wire::Reply r = pending->reply;
   const SimTime t = SimTime::ps(r.time_ps);
   if (advance) advance_clock_to(t);
-  Timeline& self = Timelines::self();
   if (--self.call_waits <= 0) {
     self.call_waits = 0;
     Timelines::set_state(ThreadState::kRunning);
@@ -364,6 +366,15 @@ void Runtime::reader_loop() {
     }
     if (h.type == wire::FrameType::kPayload) {
       receive_payload(h.length);
+      continue;
+    }
+    if (h.type == wire::FrameType::kProgress) {
+      wire::Progress p;
+      if (h.length != sizeof(p) || !read_all(fd_, &p, sizeof(p))) {
+        if (shutting_down_) return;
+        lost_daemon("malformed progress");
+      }
+      Timelines::answers_from(p.answers_from_ps);
       continue;
     }
     wire::Reply r;

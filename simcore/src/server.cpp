@@ -76,6 +76,9 @@ class Session : public std::enable_shared_from_this<Session> {
   void send_reply(const wire::Reply& r) {
     if (!ended_) send(wire::FrameType::kReply, &r, sizeof(r));
   }
+  void send_progress(const wire::Progress& p) {
+    if (!ended_) send(wire::FrameType::kProgress, &p, sizeof(p));
+  }
   void send_payload(uint64_t recvbuff, const std::vector<std::byte>& bytes) {
     if (ended_) return;
     std::vector<std::byte> body(sizeof(wire::PayloadHeader) + bytes.size());
@@ -287,19 +290,23 @@ Server::Server(asio::io_context& io, const stream_protocol::endpoint& where, boo
                                           : reinterpret_cast<const sockaddr_in*>(addr)->sin_port);
   }
   sim_.set_reply_sink([this](ClientId client, const wire::Reply& r) {
-    auto it = by_client_.find(client);
-    if (it == by_client_.end()) return;
-    if (auto session = it->second.lock()) session->send_reply(r);
+    if (auto session = session_of(client)) session->send_reply(r);
+  });
+  sim_.set_progress_sink([this](ClientId client, const wire::Progress& p) {
+    if (auto session = session_of(client)) session->send_progress(p);
   });
   sim_.set_failure_sink([this](const std::string& why) { fail(why); });
   watch_timeouts();
   sim_.set_payload_sink(
       [this](ClientId client, uint64_t recvbuff, const std::vector<std::byte>& bytes) {
-        auto it = by_client_.find(client);
-        if (it == by_client_.end()) return;
-        if (auto session = it->second.lock()) session->send_payload(recvbuff, bytes);
+        if (auto session = session_of(client)) session->send_payload(recvbuff, bytes);
       });
   accept();
+}
+
+std::shared_ptr<Session> Server::session_of(ClientId client) const {
+  auto it = by_client_.find(client);
+  return it == by_client_.end() ? nullptr : it->second.lock();
 }
 
 void Server::watch_timeouts() {

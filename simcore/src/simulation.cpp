@@ -221,6 +221,30 @@ SimTime Simulation::safe_time() const {
 
 void Simulation::progress() {
   run_network(false);
+  tell_progress();
+}
+
+// The network has run to just before its next event, which lies past safe_time(): everything a
+// client waits for ends at a later event, or starts from a submission no earlier than some
+// client's bound (safe_time() less the launch latency), and an answer not yet taken up bounds
+// its client. So no answer a client has not taken up can be earlier than that (but for a late
+// start: a collective joined by a client that bounded nothing, from an older clock, starts at
+// the network's time; docs/time.md, "Across ranks"). Said only to a client that holds the
+// network there itself with requests waiting: then a thread of its own holds the bound (a sleep
+// to its wake-up, say) while another waits for an answer, and each would wait for the other
+// (docs/time.md, "Sleeps and timed waits"). Clients that do not hold it are not held back by
+// their answers' time, and are not told, to keep the traffic down.
+void Simulation::tell_progress() {
+  if (!progress_sink_) return;
+  const SimTime safe = safe_time();
+  if (safe.is_infinite()) return;
+  const SimTime answers_from = safe - config_.launch_latency;
+  for (Client& c : clients_) {
+    if (!c.connected || c.idle || c.outstanding == 0) continue;
+    if (client_bound(c) > answers_from || answers_from <= c.answers_from_sent) continue;
+    c.answers_from_sent = answers_from;
+    progress_sink_(c.info.id, wire::Progress{answers_from.as_ps()});
+  }
 }
 
 // Processes network completions and collective starts in time order, as far as causality

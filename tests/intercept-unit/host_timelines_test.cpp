@@ -2,7 +2,8 @@
 // signaller's clock until the waiter it released takes it up, and makes no hand-off that no
 // waiter will take (such a one would hold the simulation for a second before it lapsed: the
 // crawl of docs/reliability.md, finding 11). The bound is read through Timelines::bound_ps,
-// which the shim sends with every record.
+// which the shim sends with every record. And what another thread's timeout waits for
+// (Timelines::least_other_clock_ps) of a thread blocked in a request.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -125,6 +126,75 @@ TEST(HandOffs, AHandOffNobodyTakesUpLapsesAfterASecondAndIsCounted) {
   EXPECT_EQ(Timelines::bound_ps(), at + 6'000);
   EXPECT_EQ(Timelines::lapsed_handoffs(), lapsed_before + 1);
   EXPECT_EQ(w.release(), -1);  // it lapsed: nothing left to take
+}
+
+// A thread blocked in a request (wire::Progress, docs/time.md "Sleeps and timed waits"): when
+// `takes_answer_time`, it goes on from its answer's time, which the daemon says comes no earlier
+// than Timelines::answers_from; a query goes on from its own clock. Stands in the others' clocks
+// from a thread of its own until told to go.
+struct BlockedInRequest {
+  std::promise<void> entered;
+  std::promise<void> leave;
+  std::future<void> done;
+  BlockedInRequest(int64_t clock_ps, bool takes_answer_time) {
+    done = std::async(std::launch::async, [this, clock_ps, takes_answer_time] {
+      Timelines::register_self();
+      Timelines::advance_to(clock_ps);
+      Timeline& self = Timelines::self();
+      self.takes_answer_time.store(takes_answer_time);
+      Timelines::set_state(ThreadState::kCallWait);
+      entered.set_value();
+      leave.get_future().wait();
+      self.takes_answer_time.store(false);
+      Timelines::set_state(ThreadState::kRunning);
+    });
+    entered.get_future().wait();
+  }
+  void release() {
+    leave.set_value();
+    done.get();
+  }
+};
+
+TEST(AnswersFrom, AThreadBlockedInARequestCountsNoEarlierThanItsAnswersCome) {
+  const int64_t at = bound_from_here();
+  Timelines::advance_to(at + 50'000'000);  // this thread's sleep, say, ends well after
+  BlockedInRequest sync(at, /*takes_answer_time=*/true);
+  EXPECT_EQ(Timelines::least_other_clock_ps(), at);
+  const uint32_t moves = Timelines::answers_from_moves();
+  Timelines::answers_from(at + 7'000);
+  EXPECT_EQ(Timelines::answers_from_moves(), moves + 1);
+  EXPECT_EQ(Timelines::least_other_clock_ps(), at + 7'000);
+  Timelines::answers_from(at + 3'000);  // never backwards: no move
+  EXPECT_EQ(Timelines::answers_from_moves(), moves + 1);
+  EXPECT_EQ(Timelines::least_other_clock_ps(), at + 7'000);
+  sync.release();
+}
+
+TEST(AnswersFrom, AQueryGoesOnFromItsOwnClock) {
+  const int64_t at = bound_from_here();
+  Timelines::advance_to(at + 50'000'000);
+  BlockedInRequest query(at, /*takes_answer_time=*/false);
+  Timelines::answers_from(at + 9'000);
+  EXPECT_EQ(Timelines::least_other_clock_ps(), at);
+  query.release();
+}
+
+TEST(AnswersFrom, AWaitForTheNextMoveEndsWhenItComes) {
+  const int64_t at = bound_from_here();
+  const uint32_t seen = Timelines::answers_from_moves();
+  const auto start = std::chrono::steady_clock::now();
+  std::thread mover([at] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    Timelines::answers_from(at + 11'000);
+  });
+  // A slice of 10 s: it ends with the move, not the slice.
+  EXPECT_TRUE(Timelines::wait_answers_from_move(seen, 10'000'000'000));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_NE(Timelines::answers_from_moves(), seen);
+  mover.join();
+  // A move already made ends the wait at once.
+  EXPECT_TRUE(Timelines::wait_answers_from_move(seen, 10'000'000'000));
 }
 
 }  // namespace

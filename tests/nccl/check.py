@@ -669,6 +669,37 @@ def case_held_bound():
     check(r.number("done") == 1, "the program ends once the spinner has")
 
 
+def case_sleep_beside_collective():
+    # programs/sleep_beside_collective.cu, zero mode: thread "ticker" (it made a CUDA call, so its
+    # clock bounds the simulation) sleeps 1 ms 20 times while the main thread runs 5 rounds of a
+    # 1 GiB all-reduce over 2 GPUs and a synchronisation, each round longer than a sleep. Each
+    # sleep holds the process's bound at its wake-up, and the main thread, blocked in the
+    # synchronisation, reaches it only as the network is simulated past it: the daemon says how
+    # far it got (wire::Progress) and the sleep comes due there, before the round it falls in has
+    # ended. So the rounds finished when a tick comes due are those that ended before its time.
+    # Before, the two waited for each other until the stall detector took the sleeping ticker out
+    # of the bound (20 ms of real time), and the network ran on past its wake-up: its ticks came
+    # due rounds late (the tick at 3 ms saw 2 rounds finished, at 5 ms 3, at 9 ms all 5).
+    r = run("sleep_beside_collective", [prog("sleep_beside_collective")],
+            flags=["--hosts", "1", "--gpus-per-host", "2", "--cpu-time", "zero"], timeout=120)
+    if r.rc != 0:
+        return
+    ends = [float(v[0]) for v in r.lines("round_end_ms")]
+    ticks = [(float(v[0]), int(v[1])) for v in r.lines("tick")]
+    check(len(ends) == 5 and len(ticks) == 20, f"5 rounds and 20 ticks ({len(ends)}, {len(ticks)})")
+    lengths = [b - a for a, b in zip([0.0] + ends, ends)]
+    check(min(lengths) > 2.0 and max(lengths) - min(lengths) < 1e-3,
+          f"the rounds take the same time, each longer than two sleeps ({lengths})")
+    # Zero mode: the ticker's clock moves by its sleeps alone, 1 ms each.
+    check([round(t, 6) for t, _ in ticks] == [float(i) for i in range(1, 21)],
+          f"the ticks come at 1, 2, ..., 20 ms ({[t for t, _ in ticks]})")
+    seen = [n for _, n in ticks]
+    expected = [sum(1 for e in ends if e < t) for t, _ in ticks]
+    check(seen == expected, f"each tick comes due while the round it falls in runs: rounds "
+          f"finished at each tick {seen}, expected {expected}")
+    check(r.number("woke_early") == 0, "no sleep woke early (none gave up waiting for the rest)")
+    check(r.number("done") == 1, "the program ends")
+
 def case_comm_init_all():
     # One process, 4 GPUs, ncclCommInitAll; every operation timed alone (64 MiB).
     r = run("comm_init_all", [prog("comm_api"), "ops"],
@@ -788,6 +819,7 @@ CASES = {
     "overlap": case_overlap,
     "overlap_hbm": case_overlap_hbm,
     "held_bound": case_held_bound,
+    "sleep_beside_collective": case_sleep_beside_collective,
     "comm_init_all": case_comm_init_all,
     "comm_split": case_comm_split,
     "comm_split_grouped": case_comm_split_grouped,

@@ -1058,6 +1058,54 @@ TEST_F(SharingTest, AStallReportNamesTheAnswersNotYetTakenUp) {
       << lines[1];
 }
 
+TEST_F(SharingTest, AClientThatHoldsTheNetworkWhileItWaitsIsToldHowFarItGot) {
+  // Rank 0 posts its all-reduce at 10 µs and waits for it in one thread, while another of its
+  // threads holds its bound at 500 µs (a sleep to its wake-up); rank 1 does the same and only
+  // waits. The network may run to 500 + 4 µs, short of the 1 GiB all-reduce's end: rank 0's
+  // answer cannot come before 500 µs, and rank 0 is told so (wire::Progress), since it holds
+  // the network there itself; rank 1, which holds nothing, is not. When rank 0's bound moves on
+  // to 700 µs it is told again; once it waits in every thread the all-reduce ends, and a client
+  // with nothing left to wait for is told nothing more.
+  std::vector<std::pair<ClientId, SimTime>> told;
+  sim.set_progress_sink([&told](ClientId id, const wire::Progress& p) {
+    told.emplace_back(id, SimTime::ps(p.answers_from_ps));
+  });
+  const ClientId r0 = connect(0), r1 = connect(1);
+  run(r0, join(0));
+  run(r1, join(1));
+  told.clear();
+  const auto moved_to = [](double host_us) {
+    Batch b;
+    return b.add(RecordType::kHostClock, wire::HostClock{0, 0, 0}, host_us);
+  };
+  Batch b0, b1;
+  all_reduce(b0, 0, 10).stream_sync(kS1, 2, 10, 0);
+  b0.add(RecordType::kHostClock, wire::HostClock{0, 0, 0}, 500);
+  all_reduce(b1, 1, 10).stream_sync(kS1, 2, 10, 1);
+  run(r1, b1);
+  EXPECT_TRUE(told.empty());
+  run(r0, b0);
+  ASSERT_EQ(told.size(), 1u);
+  EXPECT_EQ(told[0], std::make_pair(r0, us(500)));
+  run(r0, moved_to(700));
+  ASSERT_EQ(told.size(), 2u);
+  EXPECT_EQ(told[1], std::make_pair(r0, us(700)));
+  run(r0, moved_to(700));  // the same bound again: nothing new to say
+  EXPECT_EQ(told.size(), 2u);
+  // A record whose bound says that every thread waits: the network drains to the all-reduce's
+  // end.
+  Batch all_wait = moved_to(700);
+  wire::RecordHeader h;
+  std::memcpy(&h, all_wait.data().data(), sizeof(h));
+  h.bound_ps = wire::kNoBound;
+  std::memcpy(all_wait.data().data(), &h, sizeof(h));
+  run(r0, all_wait);
+  EXPECT_TRUE(answered.contains({r0, 2}));
+  EXPECT_TRUE(answered.contains({r1, 2}));
+  EXPECT_GT(answered.at({r0, 2}), us(700));
+  EXPECT_EQ(told.size(), 2u);
+}
+
 TEST_F(SharingTest, AKernelLaunchedBeforeTheCollectiveRunsAlone) {
   EXPECT_EQ(kernel_end(kSms, false), us(34));
   EXPECT_EQ(sim.stats().kernels_shared_with_nccl, 0u);

@@ -23,8 +23,8 @@
 namespace phantora::wire {
 
 inline constexpr uint32_t kMagic = 0x50484e54;  // "PHNT"
-// 2: Launch carries decoded memory work; 3: and attention shapes.
-inline constexpr uint16_t kVersion = 5;
+// 2: Launch carries decoded memory work; 3: and attention shapes. 6: kProgress.
+inline constexpr uint16_t kVersion = 6;
 inline constexpr size_t kTokenBytes = 32;
 // Large enough for a group of small collectives with their payloads (kMaxPayloadBytes each).
 inline constexpr size_t kMaxFrameBytes = 64u << 20;
@@ -35,6 +35,8 @@ inline constexpr int kMaxDevicesPerHost = 64;
 // kRefused: daemon -> client, instead of kWelcome, then the connection closes: why the hello was
 // refused (a wrong token, a host out of range), as text of at most kMaxRefusalBytes. A shim
 // that predates it reads it as a failed welcome, so it needs no new version.
+// kProgress: daemon -> client, Progress: the simulation has stopped at this client's own bound
+// while it waits for answers; none of them will come earlier than Progress::answers_from_ps.
 enum class FrameType : uint16_t {
   kHello = 1,
   kWelcome = 2,
@@ -43,6 +45,7 @@ enum class FrameType : uint16_t {
   kBye = 5,
   kPayload = 6,
   kRefused = 7,
+  kProgress = 8,
 };
 inline constexpr size_t kMaxRefusalBytes = 1024;
 
@@ -569,6 +572,16 @@ struct CollectiveHeader {
 };
 
 enum class ReplyStatus : uint32_t { kOk = 0, kError = 1 };
+
+// Sent when the network has run as far as causality lets it and the process itself holds it there
+// (its bound) while one of its threads waits for an answer: every answer not yet taken up, and
+// every later one, is at this time or later, so the shim may count a thread blocked in a request
+// at least there when another thread's timeout asks how far the process has got (docs/time.md,
+// "Sleeps and timed waits"). Otherwise a sleeping thread that holds the bound at its wake-up and
+// a thread blocked in a collective ending after it would each wait for the other.
+struct Progress {
+  int64_t answers_from_ps = 0;
+};
 
 struct Reply {
   uint64_t request = 0;

@@ -79,6 +79,8 @@ class Server {
   void accept();
   void maybe_done();
   void watch_timeouts();
+  // The connection of `client`, or null once it has gone.
+  std::shared_ptr<Session> session_of(ClientId client) const;
 
   boost::asio::io_context& io_;
   boost::asio::basic_socket_acceptor<boost::asio::generic::stream_protocol> acceptor_;

@@ -66,6 +66,7 @@ struct SimulationConfig {
 
 using ReplySink = std::function<void(ClientId, const wire::Reply&)>;
 using PayloadSink = std::function<void(ClientId, uint64_t recvbuff, const std::vector<std::byte>&)>;
+using ProgressSink = std::function<void(ClientId, const wire::Progress&)>;
 
 class Simulation {
  public:
@@ -80,6 +81,9 @@ class Simulation {
   void set_reply_sink(ReplySink sink) { sink_ = std::move(sink); }
   // Where the results of small collectives go (frames of their own, sent at once).
   void set_payload_sink(PayloadSink sink) { payload_sink_ = std::move(sink); }
+  // Where a client is told that the simulation waits at its own bound while it waits for
+  // answers (wire::Progress), each time that time moves.
+  void set_progress_sink(ProgressSink sink) { progress_sink_ = std::move(sink); }
   // Told when the job cannot go on: a rank vanished, a collective timed out.
   void set_failure_sink(std::function<void(const std::string&)> sink) {
     failure_sink_ = std::move(sink);
@@ -125,6 +129,7 @@ class Simulation {
     // thread woken by one runs again from the reply's time (wire::kHostResumed).
     SimTime bound;
     std::map<uint64_t, SimTime> resuming;
+    SimTime answers_from_sent = SimTime::zero();  // the last wire::Progress sent
   };
   class OpObserver;
 
@@ -147,6 +152,9 @@ class Simulation {
   std::string still_waiting() const;  // "; still waiting:\n  ..." or ""
   void progress();
   void run_network(bool drain);
+  // Tells each client that holds the network at its own bound while it waits for answers how
+  // far the network has got (wire::Progress).
+  void tell_progress();
   // Submits a kernel: deferred while it shares its GPU with a collective (gpu_sharing.hpp).
   void submit_kernel(ClientId id, StreamId s, int device, SimTime at, const OpDesc& op,
                      uint32_t ctas, double hbm_bytes);
@@ -171,6 +179,7 @@ class Simulation {
   std::set<int> ranks_seen_;  // RANKs that have connected
   std::chrono::steady_clock::time_point last_rank_joined_ = std::chrono::steady_clock::now();
   PayloadSink payload_sink_;
+  ProgressSink progress_sink_;
   std::function<void(const std::string&)> failure_sink_;
   ClientId batch_client_ = 0;
   std::vector<wire::Reply>* batch_replies_ = nullptr;
