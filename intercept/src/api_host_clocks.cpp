@@ -317,6 +317,9 @@ int sleep_until(int64_t end_ps, const timespec& span, timespec* left) {
   // Between looks it waits on the daemon's word of how far the answers have got
   // (Timelines::answers_from): a thread blocked in a synchronisation reaches the end only
   // through it, since this sleep holds the process's bound, and with it the network, at the end.
+  // A thread that blocks in a request moves the word too (a query's poll that went on asks again
+  // from a later clock: Timelines::nudge_answer_watchers).
+  const Timelines::AnswerWatch watch;
   uint32_t seen = Timelines::answers_from_moves();
   const CatchUp how = catch_up(end_ps, [&seen](int64_t slice_ns) {
     const bool whole = Timelines::wait_answers_from_move(seen, slice_ns);

@@ -85,7 +85,9 @@ bool spin_waits(const void* what, bool finished, SimTime done) {
   return true;
 }
 
-cudaError_t answer_poll(const void* what, SimTime done) {
+// `done` is when the object's work ends, or with `exact` false a time it ends after (the query
+// went on before the daemon knew the end: Runtime::query).
+cudaError_t answer_poll(const void* what, SimTime done, bool exact) {
   struct Polled {
     const void* what;
     SimTime done;
@@ -95,23 +97,25 @@ cudaError_t answer_poll(const void* what, SimTime done) {
   const uint64_t call_index = Runtime::thread_call_count();
   if (last_poll_call + 1 != call_index) unfinished.clear();
   last_poll_call = call_index;
-  const bool finished = done <= now();
-  if (spin_waits(what, finished, done)) {
+  const auto finished = [&] { return exact && done <= now(); };
+  if (spin_waits(what, finished(), done)) {
     unfinished.clear();
-    return done <= now() ? cudaSuccess : cudaErrorNotReady;
+    return finished() ? cudaSuccess : cudaErrorNotReady;
   }
-  if (finished) return cudaSuccess;
-  const bool again = std::any_of(unfinished.begin(), unfinished.end(),
-                                 [&](const Polled& p) { return p.what == what; });
-  if (!again) {
+  if (finished()) return cudaSuccess;
+  auto again = std::find_if(unfinished.begin(), unfinished.end(),
+                            [&](const Polled& p) { return p.what == what; });
+  if (again == unfinished.end()) {
     unfinished.push_back(Polled{what, done});
     return cudaErrorNotReady;
   }
+  again->done = done;  // the latest word on it (a time it ends after moves on)
   SimTime first = done;
   for (const Polled& p : unfinished) first = std::min(first, p.done);
   unfinished.clear();
+  // The first end, or as far as the daemon could say: no object is done before it.
   Runtime::get().advance_clock_to(first);
-  return done <= now() ? cudaSuccess : cudaErrorNotReady;
+  return finished() ? cudaSuccess : cudaErrorNotReady;
 }
 
 wire::StreamRef ref(const CUstream_st* s) {
@@ -137,8 +141,8 @@ cudaError_t cudaStreamQuery_impl(bool pt, cudaStream_t stream) {
   if (s->capture != nullptr) return set_error(cudaErrorStreamCaptureUnsupported);
   const wire::StreamRef r = ref(s);
   // Ask when the stream drains without moving the host clock: the query itself does not wait.
-  const SimTime done = Runtime::get().request(wire::RecordType::kStreamSync, &r, sizeof(r), false);
-  return answer_poll(s, done);
+  const auto done = Runtime::get().query(wire::RecordType::kStreamSync, &r, sizeof(r));
+  return answer_poll(s, done.time, done.exact);
 }
 
 cudaError_t cudaEventRecord_impl(bool pt, cudaEvent_t event, cudaStream_t stream) {
@@ -295,8 +299,8 @@ cudaError_t cudaEventQuery(cudaEvent_t event) {
   if (event == nullptr) return set_error(cudaErrorInvalidResourceHandle);
   if (!event->recorded) return cudaSuccess;
   wire::EventOp op{event->id, 0, event->device, 0};
-  const SimTime done = Runtime::get().request(wire::RecordType::kEventSync, &op, sizeof(op), false);
-  return answer_poll(event, done);
+  const auto done = Runtime::get().query(wire::RecordType::kEventSync, &op, sizeof(op));
+  return answer_poll(event, done.time, done.exact);
 }
 
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {

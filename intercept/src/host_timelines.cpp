@@ -66,10 +66,11 @@ struct Registry {
   std::atomic<int> waiting{0};  // the sum of `waiters`: a signal with none takes no lock
   std::atomic<bool> any_bounding{false};
   std::atomic<uint64_t> lapsed{0};  // hand-offs dropped by drop_expired_locked
-  // No answer this process has not taken up is earlier (wire::Progress, from the daemon), and
-  // the word sleeps waiting for the others wake on when it moves.
-  std::atomic<int64_t> answers_from_ps{0};
+  // Moves when the daemon says of a blocked thread's answer that it comes later
+  // (Timelines::answers_from) or a thread blocks in a request (nudge_answer_watchers): sleeps
+  // waiting for the others wake on it; `answer_watchers` of them wait on it now.
   FutexWord answers_from_moved;
+  std::atomic<int> answer_watchers{0};
 };
 
 Registry& registry() {
@@ -296,7 +297,7 @@ int64_t Timelines::least_other_clock_ps(bool with_io_waits) {
     if (s == ThreadState::kCallWait) {
       const int64_t clock = t->clock_ps.load(std::memory_order_relaxed);
       least = std::min(least, t->takes_answer_time.load(std::memory_order_relaxed)
-                                  ? std::max(clock, r.answers_from_ps.load())
+                                  ? std::max(clock, t->answers_from_ps.load())
                                   : clock);
     }
   }
@@ -630,12 +631,11 @@ bool Timelines::watch_stalls() {
   return marked;
 }
 
-void Timelines::answers_from(int64_t ps) {
-  Registry& r = registry();
-  int64_t seen = r.answers_from_ps.load();
+void Timelines::answers_from(Timeline& waiter, int64_t ps) {
+  int64_t seen = waiter.answers_from_ps.load();
   while (seen < ps) {
-    if (r.answers_from_ps.compare_exchange_weak(seen, ps)) {
-      r.answers_from_moved.bump_and_wake_all();
+    if (waiter.answers_from_ps.compare_exchange_weak(seen, ps)) {
+      registry().answers_from_moved.bump_and_wake_all();
       return;
     }
   }
@@ -647,6 +647,19 @@ uint32_t Timelines::answers_from_moves() {
 
 bool Timelines::wait_answers_from_move(uint32_t seen, int64_t slice_ns) {
   return registry().answers_from_moved.wait_while_for(seen, slice_ns);
+}
+
+Timelines::AnswerWatch::AnswerWatch() {
+  registry().answer_watchers.fetch_add(1);
+}
+
+Timelines::AnswerWatch::~AnswerWatch() {
+  registry().answer_watchers.fetch_sub(1);
+}
+
+void Timelines::nudge_answer_watchers() {
+  Registry& r = registry();
+  if (r.answer_watchers.load() > 0) r.answers_from_moved.bump_and_wake_all();
 }
 
 void Timelines::after_fork_in_child() {

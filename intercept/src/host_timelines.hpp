@@ -44,8 +44,10 @@ struct Timeline {
   // not hold the process's bound: the holder may be blocked in a call the simulation answers.
   std::atomic<bool> gil_waiting{false};
   // Blocked in a request whose answer's time it runs on from (not a query, which goes on from
-  // its own clock): least_other_clock_ps counts it no earlier than Timelines::answers_from.
+  // its own clock): least_other_clock_ps counts it no earlier than `answers_from_ps`, where the
+  // daemon said that answer comes no earlier (wire::Progress; -1: it has not said).
   std::atomic<bool> takes_answer_time{false};
+  std::atomic<int64_t> answers_from_ps{-1};
   // Started by a thread that does CUDA work and not yet waiting for anything: it runs from its
   // parent's clock, and whatever it hands on carries that clock (the autograd engine's device
   // threads, which the main thread waits for at the first backward): when it started (real
@@ -105,16 +107,30 @@ class Timelines {
   // none): a timed wait of this thread that ends later would run ahead of the rest of the
   // process.
   static int64_t least_other_clock_ps(bool with_io_waits = true);
-  // The daemon says that no answer this process has not taken up comes before `ps`
-  // (wire::Progress): a thread blocked in a request that takes its answer's time counts no
-  // earlier in least_other_clock_ps.
-  static void answers_from(int64_t ps);
+  // The daemon says that the answer `waiter` is blocked for comes no earlier than `ps`
+  // (wire::Progress): if it takes its answer's time it counts no earlier in
+  // least_other_clock_ps. Never backwards within one wait (Runtime resets it to -1 between).
+  static void answers_from(Timeline& waiter, int64_t ps);
   // For a sleep that waits for the others: how often answers_from has moved, and a wait of
   // `slice_ns` of real time at most for its next move after `seen` (false: a signal cut it
   // short). The move is what lets such a sleep come due when a thread of the process is blocked
   // in a request.
   static uint32_t answers_from_moves();
   static bool wait_answers_from_move(uint32_t seen, int64_t slice_ns);
+  // Moves that word on when a sleep waits on it: the calling thread has just blocked in a
+  // request, where it counts from a clock it may have moved since such a sleep last looked (a
+  // query's poll that went on moves it to where the daemon got, then asks again). Without it the
+  // sleep would look again only at the end of its slice, and a slice longer than the stall
+  // detector's window would take it out of the bound.
+  static void nudge_answer_watchers();
+  // A sleep that waits on the word holds one from before it first reads it to its end, so that
+  // no nudge falls between its look at the others and its wait.
+  struct AnswerWatch {
+    AnswerWatch();
+    ~AnswerWatch();
+    AnswerWatch(const AnswerWatch&) = delete;
+    AnswerWatch& operator=(const AnswerWatch&) = delete;
+  };
 
   // Hand-offs through a synchronisation object (a condition variable or semaphore address).
   // The signal releases one waiter, or all for a broadcast, of those in a wait on `object` that

@@ -271,38 +271,81 @@ uint64_t Runtime::send_request(wire::RecordType type, const void* body, size_t s
 }
 
 Runtime::Answer Runtime::wait_reply(uint64_t id, bool advance) {
+  return wait_for(id, advance, /*query=*/false);
+}
+
+Runtime::Answer Runtime::query(wire::RecordType type, const void* body, size_t size) {
+  return wait_for(send_request(type, body, size), /*advance=*/false, /*query=*/true);
+}
+
+Runtime::Answer Runtime::wait_for(uint64_t id, bool advance, bool query) {
   note_expensive();
   if (advance) ++t_clock.work;                // a wait; a query (no advance) is not work
   if (id == 0) return Answer{clock(), 0, 0};  // the process is exiting; nothing waits any more
+  Timeline& self = Timelines::self();
   std::shared_ptr<PendingReply> pending;
   {
     std::lock_guard rl(reply_mu_);
     pending = pending_.at(id);
+    pending->waiter = &self;
+    pending->query = query;
+    pending->query_clock_ps = self.clock_ps.load(std::memory_order_relaxed);
+    self.answers_from_ps.store(pending->answers_from_ps, std::memory_order_relaxed);
   }
-  Timeline& self = Timelines::self();
   self.takes_answer_time.store(advance, std::memory_order_relaxed);
-  pending->arrived.wait_while(0);
-  self.takes_answer_time.store(false, std::memory_order_relaxed);
-  {
-    std::lock_guard rl(reply_mu_);
-    pending_.erase(id);
-    ++answered_while_waiting_;
-    if (pending_.empty()) waiting_since_ns_ = 0;
+  Timelines::nudge_answer_watchers();
+  // Until the reply comes, or for a query until a Progress frame says that its answer comes
+  // after the thread's clock: then it is "not done yet" whatever the work's end, and the thread
+  // goes on without it, since it goes on from its own clock in any case.
+  bool went_on = false;
+  for (;;) {
+    uint32_t seen = 0;
+    {
+      std::lock_guard rl(reply_mu_);
+      went_on = !pending->replied && query && pending->answers_from_ps > pending->query_clock_ps;
+      if (pending->replied || went_on) {
+        pending->waiter = nullptr;
+        pending_.erase(id);
+        if (went_on) gone_on_.insert(id);
+        ++answered_while_waiting_;
+        if (pending_.empty()) waiting_since_ns_ = 0;
+        break;
+      }
+      seen = pending->arrived.load();
+    }
+    pending->arrived.wait_while(seen);
   }
+  self.takes_answer_time.store(false, std::memory_order_relaxed);
+  self.answers_from_ps.store(-1, std::memory_order_relaxed);
   const wire::Reply r = pending->reply;
-  const SimTime t = SimTime::ps(r.time_ps);
+  const SimTime t = went_on ? SimTime::ps(pending->answers_from_ps) : SimTime::ps(r.time_ps);
   if (advance) advance_clock_to(t);
   if (--self.call_waits <= 0) {
     self.call_waits = 0;
     Timelines::set_state(ThreadState::kRunning);
   }
+  // Sent before the reply when the query went on: the daemon then lets the reply bound nothing.
   const wire::HostClock resumed{id, wire::kHostResumed, 0};
   {
     std::lock_guard lock(mu_);
     if (!closed_)
       append_locked(wire::RecordType::kHostClock, 0, &resumed, sizeof(resumed), nullptr, 0);
   }
-  return Answer{t, r.value0, r.value1};
+  return Answer{t, r.value0, r.value1, !went_on};
+}
+
+void Runtime::on_progress(const wire::Progress& p) {
+  std::lock_guard rl(reply_mu_);
+  // It covers the requests the daemon had read (ids up to through_request): their answers come
+  // no earlier than answers_from_ps. Later requests may be answered earlier.
+  for (auto& [id, pending] : pending_) {
+    if (id > p.through_request) break;
+    if (p.answers_from_ps <= pending->answers_from_ps) continue;
+    pending->answers_from_ps = p.answers_from_ps;
+    if (pending->waiter != nullptr) Timelines::answers_from(*pending->waiter, p.answers_from_ps);
+    if (pending->query && pending->answers_from_ps > pending->query_clock_ps)
+      pending->arrived.bump_and_wake_all();
+  }
 }
 
 SimTime Runtime::clock() const {
@@ -374,7 +417,7 @@ void Runtime::reader_loop() {
         if (shutting_down_) return;
         lost_daemon("malformed progress");
       }
-      Timelines::answers_from(p.answers_from_ps);
+      on_progress(p);
       continue;
     }
     wire::Reply r;
@@ -384,16 +427,23 @@ void Runtime::reader_loop() {
       lost_daemon("malformed reply");
     }
     std::shared_ptr<PendingReply> pending;
+    bool dropped = false;
     {
       std::lock_guard rl(reply_mu_);
       auto it = pending_.find(r.request);
-      if (it != pending_.end()) pending = it->second;
+      if (it != pending_.end()) {
+        pending = it->second;
+        pending->reply = r;
+        pending->replied = true;
+      } else {
+        dropped = gone_on_.erase(r.request) != 0;  // a query went on without it
+      }
     }
+    if (dropped) continue;
     if (pending == nullptr) {
       if (shutting_down_) return;
       lost_daemon("a reply to no request of this process");
     }
-    pending->reply = r;
     pending->arrived.bump_and_wake_all();
     watch_bound();
   }

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -22,6 +23,8 @@
 #include "phantora/units.hpp"
 
 namespace phantora::shim {
+
+struct Timeline;
 
 class Runtime {
  public:
@@ -51,9 +54,17 @@ class Runtime {
     SimTime time;
     int32_t value0 = 0;
     int32_t value1 = 0;
+    // False for a query that went on before its answer: the work ends after `time`.
+    bool exact = true;
   };
   uint64_t send_request(wire::RecordType type, const void* body, size_t size);
   Answer wait_reply(uint64_t id, bool advance = true);
+  // A query (cudaStreamQuery, cudaEventQuery): a request that does not move the clock, whose
+  // thread goes on from its own clock whatever the answer. So it need not wait for the work's
+  // end: once the daemon says the answer comes after the thread's clock (wire::Progress) it
+  // goes on with that (an answer with `exact` false: the work ends after `time`), and the reply
+  // that comes later is dropped (docs/time.md, "A sleep beside a query").
+  Answer query(wire::RecordType type, const void* body, size_t size);
   // Appends a record built from parts (a fixed struct followed by variable bytes).
   void submit_parts(wire::RecordType type, const void* head, size_t head_size, const void* tail,
                     size_t tail_size);
@@ -133,13 +144,24 @@ class Runtime {
   // A request sent and not yet answered: the reader thread fills in the reply, then moves
   // `arrived` on, which wakes the thread waiting for it (futex_word.hpp says why not a
   // condition variable).
+  // A Progress frame (the reader) moves `arrived` on as well, for a query it lets go on.
   struct PendingReply {
     FutexWord arrived;
-    wire::Reply reply{};
     int64_t sent_ns = 0;  // real monotonic time the request was made (the stall report)
+    // Under reply_mu_:
+    wire::Reply reply{};
+    bool replied = false;
+    Timeline* waiter = nullptr;  // the thread blocked on it, once it waits
+    bool query = false;          // ... in query(), from this clock:
+    int64_t query_clock_ps = 0;
+    int64_t answers_from_ps = -1;  // the answer comes no earlier (wire::Progress; -1: not said)
   };
-  std::mutex reply_mu_;  // guards pending_, next_request_ and the wait below
+  // Answers wire::Progress frames: what each says of the requests it covers.
+  void on_progress(const wire::Progress& p);
+  Answer wait_for(uint64_t id, bool advance, bool query);
+  std::mutex reply_mu_;  // guards pending_, gone_on_, next_request_ and the wait below
   std::map<uint64_t, std::shared_ptr<PendingReply>> pending_;
+  std::set<uint64_t> gone_on_;  // queries that went on before their reply: drop it
   uint64_t next_request_ = 1;
   // Since when some request has always been waiting (0: none waits), and how many were
   // answered since: a thread that polls (cudaEventQuery in a loop) waits on one request after

@@ -181,6 +181,7 @@ void Simulation::batch(ClientId id, std::span<const std::byte> payload,
     if (h.host_time_ps < 0) throw ProtocolError("negative host time");
     if (h.bound_ps < 0) throw ProtocolError("negative host time bound");
     if (h.type != wire::RecordType::kHostClock) c.idle = false;
+    if (h.request != 0) c.last_request = std::max(c.last_request, h.request);
     note_host_time(c, SimTime::ps(h.host_time_ps));
     c.bound = SimTime::ps(h.bound_ps);  // kNoBound is SimTime::infinite()
     try {
@@ -233,7 +234,9 @@ void Simulation::progress() {
 // network there itself with requests waiting: then a thread of its own holds the bound (a sleep
 // to its wake-up, say) while another waits for an answer, and each would wait for the other
 // (docs/time.md, "Sleeps and timed waits"). Clients that do not hold it are not held back by
-// their answers' time, and are not told, to keep the traffic down.
+// their answers' time, and are not told, to keep the traffic down. Said again when requests came
+// since: it covers only those read before it (a query among them may go on without its answer,
+// docs/time.md, "A sleep beside a query").
 void Simulation::tell_progress() {
   if (!progress_sink_) return;
   const SimTime safe = safe_time();
@@ -241,9 +244,13 @@ void Simulation::tell_progress() {
   const SimTime answers_from = safe - config_.launch_latency;
   for (Client& c : clients_) {
     if (!c.connected || c.idle || c.outstanding == 0) continue;
-    if (client_bound(c) > answers_from || answers_from <= c.answers_from_sent) continue;
+    if (client_bound(c) > answers_from) continue;
+    if (answers_from <= c.answers_from_sent && c.last_request <= c.through_sent) continue;
+    // The time as it is now, even below one said before (a thread that went on from an older
+    // clock lowers the bound): what was said before still holds for the requests it covered.
     c.answers_from_sent = answers_from;
-    progress_sink_(c.info.id, wire::Progress{answers_from.as_ps()});
+    c.through_sent = c.last_request;
+    progress_sink_(c.info.id, wire::Progress{answers_from.as_ps(), c.through_sent});
   }
 }
 
@@ -338,7 +345,7 @@ void Simulation::reply(ClientId client, uint64_t request, SimTime time, int32_t 
   Client& c = clients_.at(client);
   c.outstanding--;
   c.idle = false;  // released: it runs again, and bounds the network from its new clock
-  c.resuming[request] = time;
+  if (c.gone_on.erase(request) == 0) c.resuming[request] = time;
   const wire::Reply r{request, time.as_ps(), wire::ReplyStatus::kOk, v0, v1, 0};
   if (batch_replies_ != nullptr && batch_client_ == client) {
     batch_replies_->push_back(r);
@@ -569,7 +576,8 @@ void Simulation::apply(ClientId id, Client& c, const wire::RecordHeader& h,
     case wire::RecordType::kHostClock: {
       const auto hc = read_exact<wire::HostClock>(body, "host-clock");
       if ((hc.flags & wire::kHostResumed) != 0) {
-        c.resuming.erase(hc.thread);
+        // Before its reply: a query that went on without it (wire::Progress).
+        if (c.resuming.erase(hc.thread) == 0) c.gone_on.insert(hc.thread);
       } else {
         c.idle = (hc.flags & wire::kHostIdle) != 0;
       }

@@ -130,22 +130,25 @@ TEST(HandOffs, AHandOffNobodyTakesUpLapsesAfterASecondAndIsCounted) {
 
 // A thread blocked in a request (wire::Progress, docs/time.md "Sleeps and timed waits"): when
 // `takes_answer_time`, it goes on from its answer's time, which the daemon says comes no earlier
-// than Timelines::answers_from; a query goes on from its own clock. Stands in the others' clocks
-// from a thread of its own until told to go.
+// than its Timeline::answers_from_ps; a query goes on from its own clock. Stands in the others'
+// clocks from a thread of its own until told to go.
 struct BlockedInRequest {
   std::promise<void> entered;
   std::promise<void> leave;
   std::future<void> done;
+  Timeline* timeline = nullptr;
   BlockedInRequest(int64_t clock_ps, bool takes_answer_time) {
     done = std::async(std::launch::async, [this, clock_ps, takes_answer_time] {
       Timelines::register_self();
       Timelines::advance_to(clock_ps);
       Timeline& self = Timelines::self();
+      timeline = &self;
       self.takes_answer_time.store(takes_answer_time);
       Timelines::set_state(ThreadState::kCallWait);
       entered.set_value();
       leave.get_future().wait();
       self.takes_answer_time.store(false);
+      self.answers_from_ps.store(-1);
       Timelines::set_state(ThreadState::kRunning);
     });
     entered.get_future().wait();
@@ -156,37 +159,44 @@ struct BlockedInRequest {
   }
 };
 
-TEST(AnswersFrom, AThreadBlockedInARequestCountsNoEarlierThanItsAnswersCome) {
+TEST(AnswersFrom, AThreadBlockedInARequestCountsNoEarlierThanItsAnswerComes) {
   const int64_t at = bound_from_here();
   Timelines::advance_to(at + 50'000'000);  // this thread's sleep, say, ends well after
   BlockedInRequest sync(at, /*takes_answer_time=*/true);
+  BlockedInRequest other(at + 2'000, /*takes_answer_time=*/true);
   EXPECT_EQ(Timelines::least_other_clock_ps(), at);
   const uint32_t moves = Timelines::answers_from_moves();
-  Timelines::answers_from(at + 7'000);
+  Timelines::answers_from(*sync.timeline, at + 7'000);
   EXPECT_EQ(Timelines::answers_from_moves(), moves + 1);
+  // Said of one thread's answer only: the other still counts at its clock.
+  EXPECT_EQ(Timelines::least_other_clock_ps(), at + 2'000);
+  Timelines::answers_from(*other.timeline, at + 9'000);
   EXPECT_EQ(Timelines::least_other_clock_ps(), at + 7'000);
-  Timelines::answers_from(at + 3'000);  // never backwards: no move
-  EXPECT_EQ(Timelines::answers_from_moves(), moves + 1);
+  Timelines::answers_from(*sync.timeline, at + 3'000);  // never backwards: no move
+  EXPECT_EQ(Timelines::answers_from_moves(), moves + 2);
   EXPECT_EQ(Timelines::least_other_clock_ps(), at + 7'000);
   sync.release();
+  other.release();
 }
 
 TEST(AnswersFrom, AQueryGoesOnFromItsOwnClock) {
   const int64_t at = bound_from_here();
   Timelines::advance_to(at + 50'000'000);
   BlockedInRequest query(at, /*takes_answer_time=*/false);
-  Timelines::answers_from(at + 9'000);
+  Timelines::answers_from(*query.timeline, at + 9'000);
   EXPECT_EQ(Timelines::least_other_clock_ps(), at);
   query.release();
 }
 
 TEST(AnswersFrom, AWaitForTheNextMoveEndsWhenItComes) {
   const int64_t at = bound_from_here();
+  Timelines::advance_to(at + 50'000'000);
+  BlockedInRequest sync(at, /*takes_answer_time=*/true);
   const uint32_t seen = Timelines::answers_from_moves();
   const auto start = std::chrono::steady_clock::now();
-  std::thread mover([at] {
+  std::thread mover([at, &sync] {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    Timelines::answers_from(at + 11'000);
+    Timelines::answers_from(*sync.timeline, at + 11'000);
   });
   // A slice of 10 s: it ends with the move, not the slice.
   EXPECT_TRUE(Timelines::wait_answers_from_move(seen, 10'000'000'000));
@@ -195,6 +205,25 @@ TEST(AnswersFrom, AWaitForTheNextMoveEndsWhenItComes) {
   mover.join();
   // A move already made ends the wait at once.
   EXPECT_TRUE(Timelines::wait_answers_from_move(seen, 10'000'000'000));
+  sync.release();
+}
+
+TEST(AnswersFrom, AThreadThatBlocksInARequestNudgesTheSleepsThatWatch) {
+  // No sleep watches: a nudge costs nothing and moves nothing.
+  const uint32_t before = Timelines::answers_from_moves();
+  Timelines::nudge_answer_watchers();
+  EXPECT_EQ(Timelines::answers_from_moves(), before);
+  // One watches (a sleep waiting for the others): the nudge ends its slice.
+  const Timelines::AnswerWatch watch;
+  const auto start = std::chrono::steady_clock::now();
+  std::thread blocking([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    Timelines::nudge_answer_watchers();
+  });
+  EXPECT_TRUE(Timelines::wait_answers_from_move(before, 10'000'000'000));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_EQ(Timelines::answers_from_moves(), before + 1);
+  blocking.join();
 }
 
 }  // namespace

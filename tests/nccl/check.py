@@ -669,7 +669,7 @@ def case_held_bound():
     check(r.number("done") == 1, "the program ends once the spinner has")
 
 
-def case_sleep_beside_collective():
+def case_sleep_beside_collective(mode="sync"):
     # programs/sleep_beside_collective.cu, zero mode: thread "ticker" (it made a CUDA call, so its
     # clock bounds the simulation) sleeps 1 ms 20 times while the main thread runs 5 rounds of a
     # 1 GiB all-reduce over 2 GPUs and a synchronisation, each round longer than a sleep. Each
@@ -680,7 +680,15 @@ def case_sleep_beside_collective():
     # Before, the two waited for each other until the stall detector took the sleeping ticker out
     # of the bound (20 ms of real time), and the network ran on past its wake-up: its ticks came
     # due rounds late (the tick at 3 ms saw 2 rounds finished, at 5 ms 3, at 9 ms all 5).
-    r = run("sleep_beside_collective", [prog("sleep_beside_collective")],
+    #
+    # mode "query": the main thread polls each GPU's stream with cudaStreamQuery instead, as
+    # nccl-tests does. A query goes on from its thread's clock whatever the answer, so once the
+    # daemon says the answer comes after that clock it is "not ready" at once, and the poll moves
+    # the clock to where the daemon got: the same ticks and round ends. Before, the query waited
+    # for the round's end and the two waited for each other as above: the ticker came due only
+    # after the main thread's last round (every tick saw 5 rounds finished, 3 runs of 3).
+    args = [prog("sleep_beside_collective")] + (["query"] if mode == "query" else [])
+    r = run(f"sleep_beside_collective_{mode}", args,
             flags=["--hosts", "1", "--gpus-per-host", "2", "--cpu-time", "zero"], timeout=120)
     if r.rc != 0:
         return
@@ -820,6 +828,7 @@ CASES = {
     "overlap_hbm": case_overlap_hbm,
     "held_bound": case_held_bound,
     "sleep_beside_collective": case_sleep_beside_collective,
+    "query_beside_sleep": lambda: case_sleep_beside_collective("query"),
     "comm_init_all": case_comm_init_all,
     "comm_split": case_comm_split,
     "comm_split_grouped": case_comm_split_grouped,

@@ -1106,6 +1106,60 @@ TEST_F(SharingTest, AClientThatHoldsTheNetworkWhileItWaitsIsToldHowFarItGot) {
   EXPECT_EQ(told.size(), 2u);
 }
 
+TEST_F(SharingTest, AProgressCoversTheRequestsReadBeforeItAndAQueryMayGoOnWithout) {
+  // As above, rank 0 holds the network at 500 µs while it waits for its all-reduce (request 2),
+  // and is told so, for the requests read by then. A query read later (request 3, the same
+  // stream) may be answered earlier than what was said of the others, so it is said again for
+  // it, at the same time. Its thread goes on without the answer (the shim lets a query go on
+  // once it is told that the answer comes after the thread's clock) and says so before the
+  // reply: the reply, when the all-reduce ends, bounds nothing, while the synchronisation's
+  // (request 2), not yet taken up, still bounds rank 0.
+  std::vector<std::pair<ClientId, wire::Progress>> told;
+  sim.set_progress_sink(
+      [&told](ClientId id, const wire::Progress& p) { told.emplace_back(id, p); });
+  const ClientId r0 = connect(0), r1 = connect(1);
+  run(r0, join(0));
+  run(r1, join(1));
+  told.clear();
+  const wire::HostClock moved{0, 0, 0};
+  Batch b0, b1;
+  all_reduce(b0, 0, 10).stream_sync(kS1, 2, 10, 0).add(RecordType::kHostClock, moved, 500);
+  all_reduce(b1, 1, 10).stream_sync(kS1, 2, 10, 1);
+  run(r1, b1);
+  run(r0, b0);
+  ASSERT_EQ(told.size(), 1u);
+  EXPECT_EQ(told[0].first, r0);
+  EXPECT_EQ(told[0].second.answers_from_ps, us(500).as_ps());
+  EXPECT_EQ(told[0].second.through_request, 2u);
+  Batch query;
+  query.stream_sync(kS1, 3, 10, 0).add(RecordType::kHostClock, moved, 500);
+  run(r0, query);
+  ASSERT_EQ(told.size(), 2u);
+  EXPECT_EQ(told[1].second.answers_from_ps, us(500).as_ps());
+  EXPECT_EQ(told[1].second.through_request, 3u);
+  // The query's thread goes on; then every thread waits (the last record's bound) and the
+  // network drains.
+  const wire::HostClock resumed{3, wire::kHostResumed, 0};
+  Batch all_wait;
+  all_wait.add(RecordType::kHostClock, resumed, 500).add(RecordType::kHostClock, moved, 500);
+  wire::RecordHeader h;
+  const size_t last = all_wait.data().size() - sizeof(h) - sizeof(moved);
+  std::memcpy(&h, all_wait.data().data() + last, sizeof(h));
+  h.bound_ps = wire::kNoBound;
+  std::memcpy(all_wait.data().data() + last, &h, sizeof(h));
+  std::vector<wire::Reply> replies;  // taken up by hand: run() would say each thread runs
+  sim.batch(r0, all_wait.bytes(), replies);
+  ASSERT_EQ(replies.size(), 2u);
+  EXPECT_EQ(replies[0].time_ps, replies[1].time_ps);
+  EXPECT_GT(SimTime::ps(replies[0].time_ps), us(500));
+  const std::vector<std::string> lines = sim.stall_report();
+  ASSERT_GE(lines.size(), 2u) << fmt::format("{}", fmt::join(lines, "\n"));
+  EXPECT_NE(lines[1].find(fmt::format("(1 answer(s) not yet taken up: request 2 at {:.3f} ms)",
+                                      SimTime::ps(replies[0].time_ps).as_ms())),
+            std::string::npos)
+      << lines[1];
+}
+
 TEST_F(SharingTest, AKernelLaunchedBeforeTheCollectiveRunsAlone) {
   EXPECT_EQ(kernel_end(kSms, false), us(34));
   EXPECT_EQ(sim.stats().kernels_shared_with_nccl, 0u);

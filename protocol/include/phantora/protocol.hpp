@@ -23,8 +23,9 @@
 namespace phantora::wire {
 
 inline constexpr uint32_t kMagic = 0x50484e54;  // "PHNT"
-// 2: Launch carries decoded memory work; 3: and attention shapes. 6: kProgress.
-inline constexpr uint16_t kVersion = 6;
+// 2: Launch carries decoded memory work; 3: and attention shapes. 6: kProgress. 7: the requests
+// a Progress covers, and a kHostResumed that may come before its reply.
+inline constexpr uint16_t kVersion = 7;
 inline constexpr size_t kTokenBytes = 32;
 // Large enough for a group of small collectives with their payloads (kMaxPayloadBytes each).
 inline constexpr size_t kMaxFrameBytes = 64u << 20;
@@ -355,7 +356,9 @@ enum HostClockFlags : uint32_t {
   // next record it does not hold the simulation back (design.md, "Causality").
   kHostIdle = 1,
   // A thread that blocked in a request has its reply and runs again: until this record the
-  // daemon bounds the process by the reply's time (HostClock::thread = the request's id).
+  // daemon bounds the process by the reply's time (HostClock::thread = the request's id). Sent
+  // before the reply when a query went on without it (wire::Progress): its reply, when it
+  // comes, bounds nothing.
   kHostResumed = 2,
 };
 
@@ -579,8 +582,13 @@ enum class ReplyStatus : uint32_t { kOk = 0, kError = 1 };
 // at least there when another thread's timeout asks how far the process has got (docs/time.md,
 // "Sleeps and timed waits"). Otherwise a sleeping thread that holds the bound at its wake-up and
 // a thread blocked in a collective ending after it would each wait for the other.
+// It covers the requests the daemon had read when it said so (ids up to `through_request`): a
+// query among them, which goes on from its thread's clock whatever its answer, is known not to be
+// done by that clock once answers_from_ps lies past it, and the shim lets it go on with that
+// answer rather than wait for the work's end (docs/time.md, "A sleep beside a query").
 struct Progress {
   int64_t answers_from_ps = 0;
+  uint64_t through_request = 0;
 };
 
 struct Reply {

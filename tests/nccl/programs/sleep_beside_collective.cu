@@ -10,9 +10,17 @@
 // ticker notes how many rounds the main thread had finished then. Prints each round's end and
 // each tick (its simulated time and the rounds finished when it came due), in simulated ms
 // from the main thread's first round, and how many sleeps woke early.
+//
+// With the argument `query` the main thread waits for each round as nccl-tests does, polling
+// each GPU's stream with cudaStreamQuery until both are done. A query goes on from the thread's
+// own clock whatever its answer, so it need not wait for the round's end: told by the daemon
+// that the answer comes after its clock, it answers "not ready" at once, the poll moves the
+// thread's clock to where the daemon got, and the sleep comes due as before (docs/time.md,
+// "A sleep beside a query").
 #include <pthread.h>
 
 #include <atomic>
+#include <cstring>
 #include <vector>
 
 #include "common.cuh"
@@ -23,7 +31,23 @@ double sim_ms() {
   return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
 }
 
-int main() {
+// Polls each stream until all are done, as nccl-tests waits for its GPUs.
+void poll_until_done(const std::vector<cudaStream_t>& streams) {
+  std::vector<bool> done(streams.size(), false);
+  for (size_t left = streams.size(); left > 0;) {
+    for (size_t g = 0; g < streams.size(); ++g) {
+      if (done[g]) continue;
+      const cudaError_t e = cudaStreamQuery(streams[g]);
+      if (e == cudaErrorNotReady) continue;
+      CUDA_CHECK(e);
+      done[g] = true;
+      --left;
+    }
+  }
+}
+
+int main(int argc, char** argv) {
+  const bool query = argc > 1 && std::strcmp(argv[1], "query") == 0;
   const int gpus = 2, rounds = 5, ticks = 20;
   std::vector<ncclComm_t> comms(gpus);
   NCCL_CHECK(ncclCommInitAll(comms.data(), gpus, nullptr));
@@ -62,7 +86,11 @@ int main() {
                                comms[g], streams[g]));
     }
     NCCL_CHECK(ncclGroupEnd());
-    for (int g = 0; g < gpus; ++g) CUDA_CHECK(cudaStreamSynchronize(streams[g]));
+    if (query) {
+      poll_until_done(streams);
+    } else {
+      for (int g = 0; g < gpus; ++g) CUDA_CHECK(cudaStreamSynchronize(streams[g]));
+    }
     rounds_done.store(r + 1);
     std::printf("round_end_ms %.6f\n", sim_ms() - origin);
   }

@@ -82,7 +82,7 @@ class Simulation {
   // Where the results of small collectives go (frames of their own, sent at once).
   void set_payload_sink(PayloadSink sink) { payload_sink_ = std::move(sink); }
   // Where a client is told that the simulation waits at its own bound while it waits for
-  // answers (wire::Progress), each time that time moves.
+  // answers (wire::Progress), each time that time moves or it has read requests since.
   void set_progress_sink(ProgressSink sink) { progress_sink_ = std::move(sink); }
   // Told when the job cannot go on: a rank vanished, a collective timed out.
   void set_failure_sink(std::function<void(const std::string&)> sink) {
@@ -129,7 +129,12 @@ class Simulation {
     // thread woken by one runs again from the reply's time (wire::kHostResumed).
     SimTime bound;
     std::map<uint64_t, SimTime> resuming;
-    SimTime answers_from_sent = SimTime::zero();  // the last wire::Progress sent
+    // Requests whose thread went on before their reply (a query, wire::kHostResumed first):
+    // their replies bound nothing.
+    std::set<uint64_t> gone_on;
+    uint64_t last_request = 0;                    // the latest request id read from the client
+    SimTime answers_from_sent = SimTime::zero();  // the last wire::Progress sent, and
+    uint64_t through_sent = 0;                    // the requests it covered
   };
   class OpObserver;
 
