@@ -744,6 +744,7 @@ void Runtime::after_fork_in_child() {
   closed_ = false;
   batch_.clear();
   pending_.clear();
+  gone_on_.clear();  // the parent's connection's requests
   new (&reply_mu_) std::mutex();
   new (&kernels_mu_) std::mutex();
   kernel_ids_.clear();
