@@ -706,6 +706,11 @@ def case_sleep_beside_collective(mode="sync"):
     check(seen == expected, f"each tick comes due while the round it falls in runs: rounds "
           f"finished at each tick {seen}, expected {expected}")
     check(r.number("woke_early") == 0, "no sleep woke early (none gave up waiting for the rest)")
+    # Each round's all-reduce starts where the main thread launches it: a query that went on
+    # from a clock the network had already passed would start the next round late (none did
+    # before these changes either: the ticker was what came due late).
+    late = (r.report or {}).get("communication", {}).get("late_collective_starts")
+    check(late == 0, f"no all-reduce started late (late_collective_starts {late})")
     check(r.number("done") == 1, "the program ends")
 
 def case_comm_init_all():
