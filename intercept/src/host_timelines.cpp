@@ -590,14 +590,9 @@ bool Timelines::watch_stalls() {
       // then a futex), and it may run the program again before its next call (the Python code
       // after a read): looked at again on every pass. Running, it counts again, as a thread
       // that never blocked does.
-      if (thread_runnable(t->tid)) {
-        t->stalled.store(false);
-        t->stalled_in_io.store(false);
-        t->seen_activity = activity;
-        t->window_start_ns = 0;
-        continue;
-      }
-      t->stalled_in_io.store(thread_waits_for_io(t->tid));
+      const bool runs = thread_runnable(t->tid);
+      if (runs) t->stalled.store(false);
+      t->stalled_in_io.store(!runs && thread_waits_for_io(t->tid));
       t->seen_activity = activity;
       t->window_start_ns = 0;
       continue;
