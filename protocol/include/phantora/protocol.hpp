@@ -577,15 +577,15 @@ struct CollectiveHeader {
 enum class ReplyStatus : uint32_t { kOk = 0, kError = 1 };
 
 // Sent when the network has run as far as causality lets it and the process itself holds it there
-// (its bound) while one of its threads waits for an answer: every answer not yet taken up, and
-// every later one, is at this time or later, so the shim may count a thread blocked in a request
-// at least there when another thread's timeout asks how far the process has got (docs/time.md,
-// "Sleeps and timed waits"). Otherwise a sleeping thread that holds the bound at its wake-up and
-// a thread blocked in a collective ending after it would each wait for the other.
-// It covers the requests the daemon had read when it said so (ids up to `through_request`): a
-// query among them, which goes on from its thread's clock whatever its answer, is known not to be
-// done by that clock once answers_from_ps lies past it, and the shim lets it go on with that
-// answer rather than wait for the work's end (docs/time.md, "A sleep beside a query").
+// (its bound) while one of its threads waits for an answer: every answer not yet taken up is at
+// this time or later (a later request's may not be), so the shim may count a thread blocked in a
+// request at least there when another thread's timeout asks how far the process has got
+// (docs/time.md, "Sleeps and timed waits"). Otherwise a sleeping thread that holds the bound at its
+// wake-up and a thread blocked in a collective ending after it would each wait for the other. It
+// covers the requests the daemon had read when it said so (ids up to `through_request`): a query
+// among them, which goes on from its thread's clock whatever its answer, is known not to be done by
+// that clock once answers_from_ps lies past it, and the shim lets it go on with that answer rather
+// than wait for the work's end (docs/time.md, "A sleep beside a query").
 struct Progress {
   int64_t answers_from_ps = 0;
   uint64_t through_request = 0;
