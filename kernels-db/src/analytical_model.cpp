@@ -69,13 +69,41 @@ double hbm_plateau_bytes_per_s(const GpuPreset& gpu, const ModelParams& params) 
   return gpu.perf.hbm.as_bytes_per_s() * params.for_gpu(gpu.key).memory_efficiency;
 }
 
-double hbm_bytes(const GemmDesc& d) {
+namespace {
+
+// What a GEMM moves to and from HBM, by operand.
+struct GemmBytes {
+  double a_and_b = 0;    // A and B, each read once
+  double c = 0;          // C written (and read first when it accumulates)
+  double c_partial = 0;  // one fp32 partial of C, what each split-K slice writes
+};
+
+GemmBytes gemm_bytes(const GemmDesc& d) {
   const double m = static_cast<double>(d.m), n = static_cast<double>(d.n);
-  const double k = static_cast<double>(d.k);
+  const double k = static_cast<double>(d.k), batch = static_cast<double>(d.batch);
   const double c_passes = d.accumulate ? 2.0 : 1.0;
-  return static_cast<double>(d.batch) * (m * k * static_cast<double>(dtype_bytes(d.a)) +
-                                         k * n * static_cast<double>(dtype_bytes(d.b)) +
-                                         m * n * static_cast<double>(dtype_bytes(d.c)) * c_passes);
+  return {batch * (m * k * static_cast<double>(dtype_bytes(d.a)) +
+                   k * n * static_cast<double>(dtype_bytes(d.b))),
+          batch * m * n * static_cast<double>(dtype_bytes(d.c)) * c_passes,
+          batch * m * n * static_cast<double>(dtype_bytes(DType::kF32))};
+}
+
+// One way to run a GEMM: each output tile's K loop cut into `slices` (1: not split).
+struct GemmPlan {
+  double slices = 1;
+  double waves = 0;
+  double compute_s = 0;
+  double memory_s = 0;
+  double bytes = 0;     // the GEMM kernel's and, when split, the reduction's
+  double reduce_s = 0;  // the split-K reduction kernel, 0 when not split
+  double seconds() const { return std::max(compute_s, memory_s) + reduce_s; }
+};
+
+}  // namespace
+
+double hbm_bytes(const GemmDesc& d) {
+  const GemmBytes b = gemm_bytes(d);
+  return b.a_and_b + b.c;
 }
 
 double hbm_bytes(const AttentionDesc& d) {
@@ -103,18 +131,6 @@ Estimate gemm_estimate(const GemmDesc& d, const GpuPreset& gpu, const ModelParam
   const double tiles =
       batch * ceil_div(d.m, params.gemm_tile_m) * ceil_div(d.n, params.gemm_tile_n);
   const double padded_k = round_up(d.k, params.gemm_tile_k);
-  // With fewer output tiles than SMs and a long K, cuBLAS splits K (split-K / stream-K): each
-  // tile's K loop is cut into up to padded K / split_k_min_k slices, no more than fill the SMs.
-  // Counted continuously so that the time never falls as a dimension grows; the partial sums'
-  // reduction is left to L2.
-  double k_slices = 1;
-  if (tiles < sms) {
-    k_slices =
-        std::clamp(padded_k / static_cast<double>(params.gemm_split_k_min), 1.0, sms / tiles);
-  }
-  // Every SM works on one tile (or K slice) at a time: the kernel runs in whole waves, and a
-  // partial last wave costs as long as a full one (133 tiles on 132 SMs: two waves).
-  e.waves = tiles < sms ? 1.0 : std::ceil(tiles / sms);
   e.clock_scale = clock_scale(gpu, eff.gemm_clock_mhz);
   // Besides its main loop every tile (or slice) pays a fixed cost worth tile_cost_k of K: the
   // pipeline's fill and the epilogue, which short-K GEMMs feel most. The efficiency is a whole
@@ -123,17 +139,46 @@ Estimate gemm_estimate(const GemmDesc& d, const GpuPreset& gpu, const ModelParam
   const double mainloop_rate = peak_flops(gpu.perf, d.a, d.compute) * eff.gemm_efficiency *
                                e.clock_scale * (eff.gemm_efficiency_k + tile_cost_k) /
                                eff.gemm_efficiency_k;
-  const double tile_flops = 2.0 * static_cast<double>(params.gemm_tile_m) *
-                            static_cast<double>(params.gemm_tile_n) *
-                            (padded_k / k_slices + tile_cost_k);
-  const double compute_s = e.waves * tile_flops / (mainloop_rate / sms);
+  const double tile_area =
+      static_cast<double>(params.gemm_tile_m) * static_cast<double>(params.gemm_tile_n);
+  const double hbm = hbm_plateau_bytes_per_s(gpu, params);
+  const GemmBytes bytes = gemm_bytes(d);
 
-  e.bytes = hbm_bytes(d);
-  const double memory_s = e.bytes / hbm_plateau_bytes_per_s(gpu, params);
-
-  e.compute_us = compute_s * 1e6;
-  e.memory_us = memory_s * 1e6;
-  e.duration = params.gemm_overhead + seconds(std::max(compute_s, memory_s));
+  // Split-K: with fewer output tiles than SMs, cuBLAS cuts each tile's K loop into slices that
+  // run side by side; each slice writes its fp32 partial of C to a workspace and a second
+  // kernel (cublasLt's splitKreduce_kernel) reads them all and writes C, priced as any
+  // memory-bound kernel (floor + bytes at the HBM plateau). The slices of all tiles fit one
+  // wave, a slice holds at least one K tile, and the library is taken to pick the count that
+  // runs fastest: more slices shorten the main loop and lengthen the reduction.
+  const double max_slices =
+      tiles < sms ? std::min(std::floor(sms / tiles), padded_k / params.gemm_tile_k) : 1.0;
+  GemmPlan best;
+  for (double s = 1; s <= max_slices; ++s) {
+    GemmPlan p;
+    p.slices = s;
+    // Every SM works on one tile (or K slice) at a time: the kernel runs in whole waves, and
+    // a partial last wave costs as long as a full one (133 tiles on 132 SMs: two waves).
+    p.waves = std::ceil(tiles * s / sms);
+    p.compute_s = p.waves * 2.0 * tile_area * (padded_k / s + tile_cost_k) / (mainloop_rate / sms);
+    if (s == 1) {
+      p.bytes = bytes.a_and_b + bytes.c;
+      p.memory_s = p.bytes / hbm;
+    } else {
+      const double partials = s * bytes.c_partial;
+      const double reduction = partials + bytes.c;
+      p.memory_s = (bytes.a_and_b + partials) / hbm;
+      p.reduce_s = params.memory_floor.as_seconds() + reduction / hbm;
+      p.bytes = bytes.a_and_b + partials + reduction;
+    }
+    if (s == 1 || p.seconds() < best.seconds()) best = p;
+  }
+  e.k_slices = best.slices;
+  e.waves = best.waves;
+  e.bytes = best.bytes;
+  e.compute_us = best.compute_s * 1e6;
+  e.memory_us = best.memory_s * 1e6;
+  e.reduce_us = best.reduce_s * 1e6;
+  e.duration = params.gemm_overhead + seconds(best.seconds());
   return e;
 }
 

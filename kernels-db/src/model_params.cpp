@@ -53,7 +53,6 @@ ModelParams ModelParams::from_string(std::string_view toml_text, std::string_vie
   p.gemm_tile_m = positive_int(gemm, "tile_m");
   p.gemm_tile_n = positive_int(gemm, "tile_n");
   p.gemm_tile_k = positive_int(gemm, "tile_k");
-  p.gemm_split_k_min = positive_int(gemm, "split_k_min_k");
   p.gemm_tile_cost_k = non_negative(gemm, "tile_cost_k");
   p.gemm_overhead = SimTime::us(positive(gemm, "overhead_us"));
   gemm.reject_unknown();

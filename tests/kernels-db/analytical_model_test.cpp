@@ -237,18 +237,24 @@ TEST(GemmModel, EfficiencyRisesWithSizeAndStaysBelowPeak) {
 }
 
 TEST(GemmModel, TimeNeverDecreasesAlongAnyDimension) {
+  // From a cube, and from few-tile, long-K shapes whose K is split (the slice count changes
+  // along every dimension: more tiles leave room for fewer slices, a longer K for more).
+  GemmDesc router = gemm(256, 8, 16384);
+  router.a = router.b = router.c = router.compute = DType::kF32;
   const GpuPreset& h100 = gpu("h100");
-  const GemmDesc base = cube(1000);
-  for (int dim = 0; dim < 4; ++dim) {
-    SimTime previous = SimTime::zero();
-    for (uint64_t v = 1; v <= 20000; v = v * 3 / 2 + 1) {
-      GemmDesc d = base;
-      uint64_t* field[] = {&d.m, &d.n, &d.k, &d.batch};
-      *field[dim] = dim == 3 ? std::max<uint64_t>(1, v / 100) : v;
-      const SimTime t = gemm_estimate(d, h100, params()).duration;
-      EXPECT_GE(t, previous) << "dim " << dim << " value " << v;
-      EXPECT_GT(t, params().gemm_overhead);
-      previous = t;
+  for (const GemmDesc& base : {cube(1000), gemm(768, 768, 8192), router}) {
+    for (int dim = 0; dim < 4; ++dim) {
+      SimTime previous = SimTime::zero();
+      for (uint64_t v = 1; v <= 20000; v = v * 3 / 2 + 1) {
+        GemmDesc d = base;
+        uint64_t* field[] = {&d.m, &d.n, &d.k, &d.batch};
+        *field[dim] = dim == 3 ? std::max<uint64_t>(1, v / 100) : v;
+        const SimTime t = gemm_estimate(d, h100, params()).duration;
+        EXPECT_GE(t, previous) << base.m << "x" << base.n << "x" << base.k << " dim " << dim
+                               << " value " << v;
+        EXPECT_GT(t, params().gemm_overhead);
+        previous = t;
+      }
     }
   }
 }
@@ -256,16 +262,16 @@ TEST(GemmModel, TimeNeverDecreasesAlongAnyDimension) {
 TEST(GemmModel, SkinnyGemmIsMemoryBoundByHand) {
   // 16 × 16384 × 16384 bf16 (a decode-like shape): A 16·16384·2, B 16384²·2, C 16·16384·2
   // bytes = 537.9 MB at 3350 GB/s × 0.90 = 178.4 µs, twice the tile-padded compute term
-  // (128 tiles, K split 132/128 ways to fill the SMs: one wave of 132 slices, each
-  // 2·128·128·(16384 · 128 / 132 + 207) FLOPs at an SM's share of the main loop's rate:
-  // 89.2 µs). Time = 4 µs + bytes / bandwidth.
+  // (128 tiles: one wave, with no room for a second slice of any tile on 132 SMs, so K is not
+  // split; each tile 2·128·128·(16384 + 207) FLOPs at an SM's share of the main loop's rate:
+  // 92.3 µs). Time = 4 µs + bytes / bandwidth.
   GemmDesc d = cube(16384);
   d.m = 16;
   const Estimate e = gemm_estimate(d, gpu("h100"), params());
   const double bytes = 16.0 * 16384 * 2 + 16384.0 * 16384 * 2 + 16.0 * 16384 * 2;
+  EXPECT_DOUBLE_EQ(e.k_slices, 1.0);
   EXPECT_DOUBLE_EQ(e.bytes, bytes);
-  EXPECT_NEAR(e.compute_us,
-              132.0 * 2 * 128 * 128 * (16384.0 * 128 / 132 + kTileCostK) / kH100MainLoop * 1e6,
+  EXPECT_NEAR(e.compute_us, 132.0 * 2 * 128 * 128 * (16384 + kTileCostK) / kH100MainLoop * 1e6,
               1e-6);
   EXPECT_GT(e.memory_us, 1.9 * e.compute_us);
   EXPECT_NEAR(e.duration.as_us(), 4.0 + bytes / (3350e9 * 0.90) * 1e6, 1e-3);
@@ -274,10 +280,12 @@ TEST(GemmModel, SkinnyGemmIsMemoryBoundByHand) {
 
 TEST(GemmModel, LongKWithFewTilesSplitsKByHand) {
   // A router's weight gradient: m = 256, n = 8 (experts), k = 16,384 tokens, fp32. Two output
-  // tiles, but K splits into 16384 / 256 = 64 slices: 128 blocks on 132 SMs, one wave. Compute:
-  // one slice, 2·128·128·(256 + 207) FLOPs (each slice pays a tile's fixed cost), at one SM's
-  // share of the main loop's rate, 67 TFLOPS (fp32 peak, gpus.toml) × 0.763 × 6351 / 6144;
-  // without the split it would run on 2 of them, 34 times longer.
+  // tiles on 132 SMs: K may be split into up to 66 slices (one wave). Each slice runs
+  // 2·128·128·(16384 / s + 207) FLOPs (every slice pays a tile's fixed cost) at one SM's share
+  // of the main loop's rate, 67 TFLOPS (fp32 peak, gpus.toml) × 0.763 × 6351 / 6144; then a
+  // second kernel reads the s fp32 partials of C (256·8·4 B each) and writes C: 3 µs + bytes
+  // at 3350 GB/s × 0.90. More slices always pay here (each costs 2.7 ns of reduction and saves
+  // microseconds of main loop): 66.
   GemmDesc d = cube(256);
   d.n = 8;
   d.k = 16384;
@@ -285,14 +293,54 @@ TEST(GemmModel, LongKWithFewTilesSplitsKByHand) {
   const Estimate e = gemm_estimate(d, gpu("h100"), params());
   const double rate = peak_flops(gpu("h100").perf, DType::kF32, DType::kF32) * 0.763 *
                       (6144 + kTileCostK) / 6144 / 132;
-  EXPECT_NEAR(e.compute_us, 2.0 * 128 * 128 * (256 + kTileCostK) / rate * 1e6, 1e-6);
-  // 42 µs, where the two tiles' whole K on 2 SMs would take 1.36 ms.
-  EXPECT_LT(e.duration.as_us(), 45.0);
+  const double c_bytes = 256.0 * 8 * 4;
+  EXPECT_DOUBLE_EQ(e.k_slices, 66.0);
+  EXPECT_DOUBLE_EQ(e.waves, 1.0);
+  const double compute_us = 2.0 * 128 * 128 * (16384.0 / 66 + kTileCostK) / rate * 1e6;
+  const double reduce_us = 3.0 + (66 * c_bytes + c_bytes) / (3350e9 * 0.90) * 1e6;
+  EXPECT_NEAR(e.compute_us, compute_us, 1e-6);
+  EXPECT_NEAR(e.reduce_us, reduce_us, 1e-6);
+  EXPECT_NEAR(e.duration.as_us(), 4.0 + compute_us + reduce_us, 1e-3);
+  // 44.5 µs, where the two tiles' whole K on 2 SMs would take 1.36 ms.
+  EXPECT_NEAR(e.duration.as_us(), 44.5, 0.1);
   EXPECT_GT(2.0 * 128 * 128 * (16384 + kTileCostK) / rate * 1e6, 30 * e.duration.as_us());
-  // Short K does not split: 256 x 8 x 256 keeps its two tiles on 2 of 132 SMs, one tile each.
+  // A short bf16 K does not split: 256 × 8 × 256 would save 0.7 µs of its 2.6 µs main loop
+  // with two slices and pay 3 µs for the second kernel.
   d.k = 256;
-  EXPECT_NEAR(gemm_estimate(d, gpu("h100"), params()).compute_us,
-              2.0 * 128 * 128 * (256 + kTileCostK) / rate * 1e6, 1e-6);
+  d.a = d.b = d.c = DType::kBF16;
+  const Estimate short_k = gemm_estimate(d, gpu("h100"), params());
+  EXPECT_DOUBLE_EQ(short_k.k_slices, 1.0);
+  EXPECT_DOUBLE_EQ(short_k.reduce_us, 0.0);
+  EXPECT_NEAR(short_k.compute_us, 2.0 * 128 * 128 * (256 + kTileCostK) / kH100MainLoop * 132 * 1e6,
+              1e-6);
+}
+
+TEST(GemmModel, SplitKTakesTheFastestSliceCountByHand) {
+  // The example GPT's weight gradients, 768 × 768 × 8192 bf16 on H100: 36 tiles, so at most
+  // floor(132 / 36) = 3 slices per tile in one wave. Per slice 2·128·128·(8192 / s + 207) FLOPs
+  // at an SM's share of the main loop's rate (5.543 ns per K of a tile); split, a second
+  // kernel reads s fp32 partials (768²·4 B each) and writes C (768²·2 B) at 3015 GB/s, after
+  // its 3 µs floor:
+  //   s = 1: 46.55 µs; s = 2: 23.85 + 3 + 1.96 = 28.81 µs; s = 3: 16.28 + 3 + 2.74 = 22.02 µs.
+  const GemmDesc d = gemm(768, 768, 8192);
+  const Estimate e = gemm_estimate(d, gpu("h100"), params());
+  const double per_k_us = 2.0 * 128 * 128 / (kH100MainLoop / 132) * 1e6;
+  const double hbm = 3350e9 * 0.90;
+  const double c = 768.0 * 768;
+  auto total_us = [&](double s) {
+    const double compute = (8192.0 / s + kTileCostK) * per_k_us;
+    return s == 1 ? compute : compute + 3.0 + (s * c * 4 + c * 2) / hbm * 1e6;
+  };
+  EXPECT_NEAR(total_us(1), 46.55, 0.01);
+  EXPECT_NEAR(total_us(2), 28.81, 0.01);
+  EXPECT_NEAR(total_us(3), 22.02, 0.01);
+  EXPECT_DOUBLE_EQ(e.k_slices, 3.0);
+  EXPECT_NEAR(e.compute_us, (8192.0 / 3 + kTileCostK) * per_k_us, 1e-6);
+  EXPECT_NEAR(e.duration.as_us(), 4.0 + total_us(3), 1e-3);
+  // The call moves A and B, three partials written and read back, and C.
+  EXPECT_DOUBLE_EQ(e.bytes, 2 * 768.0 * 8192 * 2 + 2 * 3 * c * 4 + c * 2);
+  // Without the one-wave bound a fourth slice would not be allowed: 144 slices on 132 SMs.
+  EXPECT_DOUBLE_EQ(e.waves, 1.0);
 }
 
 TEST(GemmModel, BatchedSmallGemmsAreFarFromPeak) {
@@ -301,10 +349,8 @@ TEST(GemmModel, BatchedSmallGemmsAreFarFromPeak) {
   const double eff = efficiency(d, gpu("h100"));
   EXPECT_LT(eff, 0.25);
   EXPECT_GT(eff, 0.0);
-  // Padding: m = 1 costs the compute of m = 128.
-  GemmDesc one = cube(4096), full = cube(4096);
-  one.m = 1;
-  full.m = 128;
+  // Padding: m = 1 costs the compute of m = 128 (128 tiles either way: too many to split K).
+  GemmDesc one = gemm(1, 16384, 4096), full = gemm(128, 16384, 4096);
   EXPECT_DOUBLE_EQ(gemm_estimate(one, gpu("h100"), params()).compute_us,
                    gemm_estimate(full, gpu("h100"), params()).compute_us);
 }
@@ -579,7 +625,6 @@ TEST(ModelParams, BadFilesNameTheKey) {
 tile_m = 128
 tile_n = 128
 tile_k = 64
-split_k_min_k = 256
 tile_cost_k = 207
 overhead_us = 4.0
 [attention]

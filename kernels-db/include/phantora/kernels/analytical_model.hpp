@@ -33,7 +33,6 @@ struct ModelParams {
   };
 
   uint64_t gemm_tile_m = 0, gemm_tile_n = 0, gemm_tile_k = 0;
-  uint64_t gemm_split_k_min = 0;  // the least K one split-K slice works on
   // What one output tile (or split-K slice) costs besides its main loop (pipeline fill, writing
   // its outputs), in K elements of main-loop work.
   double gemm_tile_cost_k = 0;
@@ -68,6 +67,8 @@ struct Estimate {
   double memory_us = 0;    // the memory term
   double clock_scale = 1;  // the compute rate's factor for the sustained clock (clock_scale())
   double waves = 0;        // GEMMs: whole waves of tiles (or K slices) over the SMs
+  double k_slices = 1;     // GEMMs: how many slices each output tile's K loop is split into
+  double reduce_us = 0;    // GEMMs split along K: the kernel that sums the slices' partials
 };
 
 // An efficiency measured at `measured_clock_mhz` holds at the preset's sustained clock scaled by
