@@ -165,10 +165,13 @@ Estimate gemm_estimate(const GemmDesc& d, const GpuPreset& gpu, const ModelParam
       p.memory_s = p.bytes / hbm;
     } else {
       const double partials = s * bytes.c_partial;
-      const double reduction = partials + bytes.c;
+      MemoryOpDesc reduction;
+      reduction.op = "reduce";
+      reduction.bytes_read = static_cast<uint64_t>(partials);
+      reduction.bytes_written = static_cast<uint64_t>(bytes.c);
       p.memory_s = (bytes.a_and_b + partials) / hbm;
-      p.reduce_s = params.memory_floor.as_seconds() + reduction / hbm;
-      p.bytes = bytes.a_and_b + partials + reduction;
+      p.reduce_s = memory_op_estimate(reduction, gpu, params).duration.as_seconds();
+      p.bytes = bytes.a_and_b + partials + hbm_bytes(reduction);
     }
     if (s == 1 || p.seconds() < best.seconds()) best = p;
   }
