@@ -85,6 +85,17 @@ std::optional<kernels::Estimate> model_estimate(const std::string& sig, const st
   return std::nullopt;
 }
 
+// What the model's price is made of (docs/cost-model.md): the compute and memory terms, and for
+// a GEMM its waves of tiles and how its K was split, with the split's reduction kernel.
+void print_model_terms(const kernels::Estimate& m, bool gemm) {
+  fmt::print("  model terms      compute {:.3f} us, memory {:.3f} us", m.compute_us, m.memory_us);
+  if (gemm) {
+    fmt::print("; {:g} wave(s) of tiles, K in {:g} slice(s)", m.waves, m.k_slices);
+    if (m.k_slices > 1) fmt::print(", their reduction {:.3f} us", m.reduce_us);
+  }
+  fmt::print("\n");
+}
+
 int run_list(const DbCommand::Options& o) {
   const KernelDb db = KernelDb::open(o.db, KernelDb::Mode::kReadOnly);
   fmt::print("{:<10} {:<9} {:>12} {:>8}  {}\n", "gpu", "source", "mean_us", "count", "signature");
@@ -120,6 +131,7 @@ int run_show(const DbCommand::Options& o) {
     if (const auto m = model_estimate(e->signature, gpu)) {
       fmt::print("  model            {:.3f} us ({:.2f}x the measurement; {:.3g} FLOP, {:.3g} B)\n",
                  m->duration.as_us(), m->duration.as_us() / e->stats.mean_us, m->flops, m->bytes);
+      print_model_terms(*m, kernels::signature_family(e->signature) == "gemm");
     }
   }
   if (!found) {

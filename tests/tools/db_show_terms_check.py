@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""`phantora db show` prints what the GEMM model's price is made of, checked by hand
+(docs/cost-model.md, "GEMM"; the same figures as GemmModel.SplitKTakesTheFastestSliceCountByHand).
+
+  768 x 768 x 8192 bf16 on h100: 36 tiles of 128 x 128, at most floor(132 / 36) = 3 slices.
+  Each slice 2 * 128^2 * (8192 / 3 + 207) FLOPs at an SM's share of the main loop's rate,
+  989.4 T * 0.763 * (6144 + 207) / 6144 / 132: 16.283 us of compute. Its reduction kernel:
+  3 us + (3 fp32 partials of 768^2 * 4 B read + C, 768^2 * 2 B, written) / (3350 GB/s * 0.90)
+  = 5.739 us. One wave. Total 4 + 16.283 + 5.739 = 26.022 us.
+  4096^3 bf16: 1024 tiles in 8 waves, K not split, no reduction.
+"""
+import subprocess
+import sys
+import tempfile
+import os
+
+phantora = sys.argv[1]
+failures = []
+rows = {
+    "gemm:m=768,n=768,k=8192,batch=1,a=bf16,b=bf16,c=bf16,compute=f32,op_a=t,op_b=n,beta=0,"
+    "epilogue=none": 26.0,
+    "gemm:m=4096,n=4096,k=4096,batch=1,a=bf16,b=bf16,c=bf16,compute=f32,op_a=n,op_b=n,beta=0,"
+    "epilogue=none": 200.0,
+}
+with tempfile.TemporaryDirectory() as tmp:
+    csv_path = os.path.join(tmp, "rows.csv")
+    with open(csv_path, "w") as f:
+        f.write("gpu,signature,count,mean_us,min_us,max_us,stddev_us,source,device_name,"
+                "driver_version,library_versions,recorded_at\n")
+        for sig, us in rows.items():
+            f.write(f'h100,"{sig}",1,{us},{us},{us},0,imported,check,,,\n')
+    db = os.path.join(tmp, "check.db")
+    subprocess.run([phantora, "db", "import", db, csv_path], check=True, capture_output=True)
+
+    def show(sig):
+        out = subprocess.run([phantora, "db", "show", db, sig, "--gpu", "h100"],
+                             check=True, capture_output=True, text=True).stdout
+        terms = [line for line in out.splitlines() if line.strip().startswith("model terms")]
+        model = [line for line in out.splitlines() if line.strip().startswith("model ")]
+        return (terms[0] if terms else ""), (model[0] if model else "")
+
+    split, split_model = show(list(rows)[0])
+    for want in ("compute 16.283", "1 wave(s) of tiles", "K in 3 slice(s)",
+                 "their reduction 5.739"):
+        if want not in split:
+            failures.append(f"768 x 768 x 8192: '{want}' not in '{split}'")
+    if "26.022 us" not in split_model:
+        failures.append(f"768 x 768 x 8192: total 26.022 us not in '{split_model}'")
+    cube, _ = show(list(rows)[1])
+    for want in ("8 wave(s) of tiles", "K in 1 slice(s)"):
+        if want not in cube:
+            failures.append(f"4096^3: '{want}' not in '{cube}'")
+    if "reduction" in cube:
+        failures.append(f"4096^3: an unsplit GEMM has no reduction: '{cube}'")
+
+for f in failures:
+    print("FAIL:", f)
+sys.exit(1 if failures else 0)
