@@ -2,8 +2,8 @@
 """Times cuBLAS GEMMs through torch.matmul, one line per shape, with CUDA events.
 
 The shapes are read from --signatures, by default scripts/gpu-check.sh's sweep
-(scripts/gpu-check-sweep.txt: the square bf16 shapes, the example GPT's, and every GEMM of
-TorchTitan's Llama 3 8B step), in cuBLAS's column-major terms (C[m x n] = op(A)[m x k]
+(scripts/gpu-check-sweep.txt: the square bf16 shapes, the example GPT's, every GEMM of
+TorchTitan's Llama 3 8B step, partial waves and few-tile long-K shapes), in cuBLAS's column-major terms (C[m x n] = op(A)[m x k]
 op(B)[k x n], op n or t).
 The same script gives both sides of a comparison:
 

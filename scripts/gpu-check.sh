@@ -59,8 +59,9 @@ if [ ! -x "$PHANTORA" ] || { [ $DRY = 1 ] && [ ! -f "$STANDIN" ]; }; then
   cmake --build "$BUILD" -j"$(nproc)" --target "${TARGETS[@]}"
 fi
 
-# The GEMM sweep (scripts/gpu-check-sweep.txt: square bf16 shapes, the example GPT's, and every
-# GEMM of TorchTitan's Llama 3 8B step), kept beside the results.
+# The GEMM sweep (scripts/gpu-check-sweep.txt: square bf16 shapes, the example GPT's, every GEMM
+# of TorchTitan's Llama 3 8B step, partial waves and few-tile long-K shapes), kept beside the
+# results.
 SWEEP=$OUT/sweep.txt
 cp scripts/gpu-check-sweep.txt "$SWEEP"
 
