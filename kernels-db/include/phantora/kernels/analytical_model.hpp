@@ -95,7 +95,8 @@ double attention_loop_work(const AttentionDesc& d, uint64_t tile, double s0);
 double hbm_plateau_bytes_per_s(const GpuPreset& gpu, const ModelParams& params);
 
 // Bytes an operation moves to and from HBM by its description: each operand read once and each
-// result written once (a GEMM's C twice when it accumulates). The estimates' memory term, and
+// result written once (a GEMM's C twice when it accumulates). The estimates' memory term (a GEMM
+// split along K moves its fp32 partials instead of C, and its reduction's: Estimate::bytes), and
 // what a kernel asks of HBM while it shares the GPU (simcore's gpu_sharing.hpp).
 double hbm_bytes(const GemmDesc& d);
 double hbm_bytes(const AttentionDesc& d);
