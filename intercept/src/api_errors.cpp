@@ -1,9 +1,6 @@
-// cudaGetErrorName / cudaGetErrorString, and the loud failure of every entry point the shim
-// does not implement.
+// cudaGetErrorName / cudaGetErrorString (the loud failure of every entry point the shim does
+// not implement is unimplemented.cpp).
 #include <cuda_runtime_api.h>
-
-#include <cstdio>
-#include <cstdlib>
 
 #include "error_names.hpp"
 #include "runtime.hpp"
@@ -67,17 +64,6 @@ const char* cudaGetErrorString(cudaError_t e) {
 // time functions follow simulated time (tools/python/sitecustomize.py).
 int64_t phantora_virtual_time_ns(void) {
   return phantora::shim::Runtime::get().virtual_time_ns();
-}
-
-// Every exported symbol of the real libraries that the shim does not implement resolves to a
-// generated stub that calls this (intercept/gen/gen_stubs.py).
-[[noreturn]] void phantora_unimplemented(const char* name) {
-  std::fprintf(stderr,
-               "phantora: %s is not implemented by the simulator; the program called it and cannot "
-               "continue. Please report which program needs it.\n",
-               name);
-  std::fflush(stderr);
-  std::abort();
 }
 
 }  // extern "C"

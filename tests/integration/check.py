@@ -584,11 +584,27 @@ def case_graph():
 def case_unimplemented():
     r = run("unimplemented", "unimplemented", flags=zero(), expect_ok=False)
     check(r.rc != 0, f"phantora must exit non-zero (got {r.rc})")
-    check("cudaMemcpy3D" in r.stderr + r.stdout, "the message names cudaMemcpy3D")
+    check("cudaMemcpy3D (called from unimplemented) is not implemented" in r.stderr + r.stdout,
+          "the message names cudaMemcpy3D and the program that called it")
+    check("Please report which program needs it" in r.stderr + r.stdout,
+          "a caller with no known cause is asked to report it")
     check("before" in r.stdout, "the program ran up to the call")
     check("after" not in r.stdout, "the program must not continue past the call")
     if r.report:
         check_eq(r.report["status"], "failed", "report status")
+
+
+def case_cudnn_unsimulated():
+    """The real cuDNN (programs/cudnn_handle.cu) reaches the driver on its own: the run fails
+    naming the entry point, the cuDNN library that called it, and how to keep a program off it."""
+    r = run("cudnn_unsimulated", "cudnn_handle", flags=zero(), expect_ok=False)
+    out = r.stderr + r.stdout
+    check(r.rc != 0, f"phantora must exit non-zero (got {r.rc})")
+    m = re.search(r"phantora: (\w+) \(called from (libcudnn[\w.+-]*)\) is not implemented", out)
+    check(m is not None, "the message names the entry point and the cuDNN library that called it")
+    check("cuDNN is not simulated" in out, "the message says cuDNN is not simulated")
+    check("enable_cudnn_sdp" in out, "the message names the PyTorch switch that reaches cuDNN")
+    check("before" in r.stdout and "after" not in r.stdout, "the program stops at the call")
 
 
 def case_gemm_beta():
