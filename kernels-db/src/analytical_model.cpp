@@ -199,6 +199,8 @@ namespace {
 // The long-sequence efficiency and the per-tile cost s0 of the kernel that runs this call. FA3
 // falls back to FA2 on a part without it (fa3_forward == 0). FlexAttention is FA2's curve at its
 // published rate relative to FA2 (the same algorithm in Triton, its tiles loop the same way).
+// The plateaus are at head dim 128; another head dim scales them by the kernel's head-dim rate
+// (measured forward, taken for the backward as well).
 struct AttentionCurve {
   double plateau = 0;
   double s0 = 0;
@@ -207,12 +209,17 @@ AttentionCurve attention_curve(const AttentionDesc& d, const ModelParams::PerGpu
                                const ModelParams& params) {
   const bool fa3 = d.impl == AttentionImpl::kFlash3 && eff.fa3_forward > 0;
   const ModelParams::AttentionS0& s0 = fa3 ? params.attention_fa3_s0 : params.attention_fa2_s0;
+  const double head_dim_factor = head_dim_rate(
+      fa3 ? params.attention_fa3_head_dim : params.attention_fa2_head_dim, d.head_dim);
   const bool flex = d.impl == AttentionImpl::kFlex;
   if (d.backward) {
-    return {fa3 ? eff.fa3_backward : eff.fa2_backward * (flex ? eff.flex_backward : 1.0),
+    return {head_dim_factor *
+                (fa3 ? eff.fa3_backward : eff.fa2_backward * (flex ? eff.flex_backward : 1.0)),
             s0.backward};
   }
-  return {fa3 ? eff.fa3_forward : eff.fa2_forward * (flex ? eff.flex_forward : 1.0), s0.forward};
+  return {
+      head_dim_factor * (fa3 ? eff.fa3_forward : eff.fa2_forward * (flex ? eff.flex_forward : 1.0)),
+      s0.forward};
 }
 
 // Loop steps one CTA runs for its tile [r0, r1) of the parallel dimension. Causal masks are
@@ -241,6 +248,14 @@ double attention_loop_work(const AttentionDesc& d, uint64_t tile, double s0) {
     work += static_cast<double>(r1 - r0) * (length + s0);
   }
   return work;
+}
+
+double head_dim_rate(const ModelParams::HeadDimRates& rates, uint64_t head_dim) {
+  const double d = static_cast<double>(head_dim);
+  if (d <= 64) return rates.d64;
+  if (d < 128) return rates.d64 + (1.0 - rates.d64) * (d - 64) / 64;
+  if (d < 256) return 1.0 + (rates.d256 - 1.0) * (d - 128) / 128;
+  return rates.d256;
 }
 
 Estimate attention_estimate(const AttentionDesc& d, const GpuPreset& gpu,

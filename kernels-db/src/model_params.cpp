@@ -65,6 +65,10 @@ ModelParams ModelParams::from_string(std::string_view toml_text, std::string_vie
                         non_negative(attn, "fa2_backward_s0")};
   p.attention_fa3_s0 = {non_negative(attn, "fa3_forward_s0"),
                         non_negative(attn, "fa3_backward_s0")};
+  p.attention_fa2_head_dim = {positive(attn, "fa2_head_dim_64"),
+                              positive(attn, "fa2_head_dim_256")};
+  p.attention_fa3_head_dim = {positive(attn, "fa3_head_dim_64"),
+                              positive(attn, "fa3_head_dim_256")};
   attn.reject_unknown();
 
   detail::TableReader mem = root.table("memory_bound");

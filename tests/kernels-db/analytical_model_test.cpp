@@ -476,6 +476,18 @@ double model_tflops(const AttentionDesc& a) {
   return e.flops / e.duration.as_seconds() / 1e12;
 }
 
+// The model's rate over several calls run one after the other (a forward and its backward, as
+// the forward + backward figures rate them), in TFLOP/s.
+double combined_tflops(const GpuPreset& gpu, std::initializer_list<AttentionDesc> calls) {
+  double flops = 0, seconds = 0;
+  for (const AttentionDesc& a : calls) {
+    const Estimate e = attention_estimate(a, gpu, params());
+    flops += e.flops;
+    seconds += e.duration.as_seconds();
+  }
+  return flops / seconds / 1e12;
+}
+
 struct PublishedPoint {
   const char* row;
   AttentionImpl impl;
@@ -530,15 +542,115 @@ TEST(AttentionModel, Fa2ForwardPlusBackwardMatchesPublishedH100Figure) {
                                {4096, 326, 294}, {8192, 335, 308}, {16384, 338, 328}};
   for (const Point& p : kPoints) {
     for (const bool causal : {false, true}) {
-      const AttentionDesc fwd = benchmark_attention(p.seqlen, kFa2, false, causal);
-      const AttentionDesc bwd = benchmark_attention(p.seqlen, kFa2, true, causal);
-      const Estimate f = attention_estimate(fwd, h100_at_1830(), params());
-      const Estimate b = attention_estimate(bwd, h100_at_1830(), params());
-      const double model = (f.flops + b.flops) / (f.duration + b.duration).as_seconds() / 1e12;
+      const double model =
+          combined_tflops(h100_at_1830(), {benchmark_attention(p.seqlen, kFa2, false, causal),
+                                           benchmark_attention(p.seqlen, kFa2, true, causal)});
       const double published = causal ? p.causal : p.non_causal;
       EXPECT_NEAR(model, published, 0.10 * published)
           << (causal ? "causal" : "non-causal") << " at seqlen " << p.seqlen;
     }
+  }
+}
+
+// [fa2-a100]: FlashAttention-2's forward + backward on an A100 80GB SXM4, batch × seqlen = 16k
+// tokens, hidden 2048 (16 heads of 128), rated over 3.5 × the forward FLOPs, clock not locked
+// (the preset's sustained clock, as the [fa2] plateaus are taken). Only the forward plateau came
+// from the same paper (its abstract's 73 %); the backward plateau is an estimate and s0 was fitted
+// on H100 figures, so every point here is a check. The model comes out 0.90 (causal, 512) to
+// 0.985 (causal, 8k: a Llama 3 8B layer's shape) of the published rate, never faster.
+TEST(AttentionModel, Fa2ForwardPlusBackwardMatchesPublishedA100Figure) {
+  struct Point {
+    uint64_t seqlen;
+    double non_causal, causal;
+  };
+  constexpr Point kPoints[] = {{512, 0, 99},     {1024, 0, 133},   {2048, 187, 155},
+                               {4096, 196, 173}, {8192, 201, 182}, {16384, 203, 189}};
+  for (const Point& p : kPoints) {
+    for (const bool causal : {false, true}) {
+      const double published = causal ? p.causal : p.non_causal;
+      if (published == 0) continue;  // the figure's bar label is hidden behind its legend
+      const double model =
+          combined_tflops(gpu("a100"), {benchmark_attention(p.seqlen, kFa2, false, causal),
+                                        benchmark_attention(p.seqlen, kFa2, true, causal)});
+      EXPECT_NEAR(model, published, 0.11 * published)
+          << (causal ? "causal" : "non-causal") << " at seqlen " << p.seqlen;
+      EXPECT_LT(model, published) << (causal ? "causal" : "non-causal") << " at seqlen "
+                                  << p.seqlen;
+    }
+  }
+}
+
+TEST(AttentionModel, HeadDimRateByHand) {
+  // Linear in the head dim between the anchors 64 (0.876), 128 (1) and 256 (0.881), the nearest
+  // anchor outside them (models.toml, [attention]).
+  const ModelParams::HeadDimRates& fa2 = params().attention_fa2_head_dim;
+  EXPECT_DOUBLE_EQ(head_dim_rate(fa2, 32), 0.876);
+  EXPECT_DOUBLE_EQ(head_dim_rate(fa2, 64), 0.876);
+  EXPECT_DOUBLE_EQ(head_dim_rate(fa2, 96), 0.876 + 0.124 / 2);
+  EXPECT_DOUBLE_EQ(head_dim_rate(fa2, 128), 1.0);
+  EXPECT_DOUBLE_EQ(head_dim_rate(fa2, 192), 1.0 - 0.119 / 2);
+  EXPECT_DOUBLE_EQ(head_dim_rate(fa2, 256), 0.881);
+  EXPECT_DOUBLE_EQ(head_dim_rate(fa2, 512), 0.881);
+  // Only the compute term moves: the same FLOPs at head dim 64 take 1 / 0.876 as long.
+  AttentionDesc d128 = benchmark_attention(16384, kFa2, false, false), d64 = d128;
+  d64.heads_q = d64.heads_kv = 32;
+  d64.head_dim = 64;
+  const Estimate e128 = attention_estimate(d128, h100_at_1830(), params());
+  const Estimate e64 = attention_estimate(d64, h100_at_1830(), params());
+  EXPECT_DOUBLE_EQ(e64.flops, e128.flops);
+  EXPECT_NEAR(e64.compute_us, e128.compute_us / 0.876, 1e-6 * e128.compute_us);
+}
+
+// Head dim 64 (32 heads of 64, the same 16k tokens and hidden 2048): only the 16k non-causal
+// forward points set fa2_head_dim_64 and fa3_head_dim_64; every other point is held out, with
+// the backward taking the forward's rate. The model is 0.94-1.07 of the H100 points and
+// 0.885-0.95 of the A100's. FA3 below 2k is left out: there its head-dim-64 kernel loses more
+// than its rate at 16k says (model 1.19 of the causal 512 and 1.21 of the causal 1k points).
+TEST(AttentionModel, HeadDim64MatchesPublishedPointsNotUsedForItsRate) {
+  const auto at64 = [](uint64_t seqlen, AttentionImpl impl, bool backward, bool causal) {
+    AttentionDesc a = benchmark_attention(seqlen, impl, backward, causal);
+    a.heads_q = a.heads_kv = 32;
+    a.head_dim = 64;
+    return a;
+  };
+  struct Point {
+    const char* row;
+    AttentionImpl impl;
+    bool causal, with_backward, a100;
+    uint64_t seqlen;
+    double tflops;
+  };
+  std::vector<Point> points;
+  const uint64_t kLengths[] = {512, 1024, 2048, 4096, 8192, 16384};
+  // [fa3-fwd], head dim 64, forward
+  const double fa2_fwd[] = {282, 306, 318, 321, 322, 324},
+               fa2_fwd_c[] = {180, 229, 262, 284, 295, 299};
+  const double fa3_fwd[] = {333, 392, 460, 476, 496, 497},
+               fa3_fwd_c[] = {197, 265, 371, 420, 460, 473};
+  // [fa2-h100] and [fa2-a100], head dim 64, forward + backward
+  const double h100[] = {215, 254, 274, 288, 294, 296}, h100_c[] = {141, 192, 232, 257, 273, 284};
+  const double a100_c[] = {88, 119, 140, 156, 165, 171};
+  for (int i = 0; i < 6; ++i) {
+    const uint64_t s = kLengths[i];
+    if (s != 16384) points.push_back({"FA2 fwd", kFa2, false, false, false, s, fa2_fwd[i]});
+    points.push_back({"FA2 fwd causal", kFa2, true, false, false, s, fa2_fwd_c[i]});
+    if (s >= 2048 && s != 16384)
+      points.push_back({"FA3 fwd", kFa3, false, false, false, s, fa3_fwd[i]});
+    if (s >= 2048) points.push_back({"FA3 fwd causal", kFa3, true, false, false, s, fa3_fwd_c[i]});
+    points.push_back({"FA2 fwd+bwd H100", kFa2, false, true, false, s, h100[i]});
+    points.push_back({"FA2 fwd+bwd H100 causal", kFa2, true, true, false, s, h100_c[i]});
+    points.push_back({"FA2 fwd+bwd A100 causal", kFa2, true, true, true, s, a100_c[i]});
+  }
+  for (const Point& p : points) {
+    const GpuPreset& part = p.a100 ? gpu("a100") : h100_at_1830();
+    const AttentionDesc fwd = at64(p.seqlen, p.impl, false, p.causal);
+    const double model = p.with_backward
+                             ? combined_tflops(part, {fwd, at64(p.seqlen, p.impl, true, p.causal)})
+                             : combined_tflops(part, {fwd});
+    // The A100's curve is slow on short sequences at every head dim (0.90 at 512, head dim 128:
+    // Fa2ForwardPlusBackwardMatchesPublishedA100Figure), here 0.885.
+    const double tolerance = p.a100 ? 0.12 : 0.10;
+    EXPECT_NEAR(model, p.tflops, tolerance * p.tflops) << p.row << " at seqlen " << p.seqlen;
   }
 }
 
@@ -635,6 +747,10 @@ fa2_forward_s0 = 105.0
 fa2_backward_s0 = 271.0
 fa3_forward_s0 = 207.0
 fa3_backward_s0 = 420.0
+fa2_head_dim_64 = 0.876
+fa2_head_dim_256 = 0.881
+fa3_head_dim_64 = 0.767
+fa3_head_dim_256 = 1.167
 [memory_bound]
 floor_us = 3.0
 [gpu.default]

@@ -43,10 +43,16 @@ struct ModelParams {
   struct AttentionS0 {
     double forward = 0, backward = 0;  // in loop steps (keys forward, queries backward)
   };
+  // A kernel's rate at head dim 64 and 256 over its rate at 128, the same FLOPs (per kernel, as
+  // s0): linear in the head dim between 64, 128 and 256, the nearest anchor outside them.
+  struct HeadDimRates {
+    double d64 = 1, d256 = 1;
+  };
   uint64_t attention_tile_q = 0;
   SimTime attention_overhead;
   double attention_backward_flops_factor = 0;
   AttentionS0 attention_fa2_s0, attention_fa3_s0;
+  HeadDimRates attention_fa2_head_dim, attention_fa3_head_dim;
   SimTime memory_floor;
   std::map<std::string, PerGpu, std::less<>> per_gpu;  // by preset key; "default" is required
 
@@ -90,6 +96,8 @@ double attention_flops(const AttentionDesc& d, const ModelParams& params);
 // Without a mask this is rows × (loop + s0); with one, each CTA loops to the end of its
 // diagonal tile (docs/cost-model.md, "Attention").
 double attention_loop_work(const AttentionDesc& d, uint64_t tile, double s0);
+// A kernel's rate at head dim `head_dim` over its rate at 128 (ModelParams::HeadDimRates).
+double head_dim_rate(const ModelParams::HeadDimRates& rates, uint64_t head_dim);
 
 // The bandwidth large memory-bound kernels reach: HBM's peak × memory_efficiency.
 double hbm_plateau_bytes_per_s(const GpuPreset& gpu, const ModelParams& params);
