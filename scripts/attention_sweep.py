@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
-"""The device check's attention sweep (scripts/gpu-check.sh): causal self-attention of the
-example GPT's shape (batch 8, 12 heads of 64, bf16) at 512, 1024 and 2048 tokens, forward and
-backward, through PyTorch's FlashAttention backend.
+"""The device check's attention sweep (scripts/gpu-check.sh): causal self-attention in bf16,
+forward and backward, through PyTorch's FlashAttention backend, at
+  * the example GPT's shape (batch 8, 12 heads of 64) at 512, 1024 and 2048 tokens;
+  * the same FLOPs with 6 heads of 128: beside the rows above, how the head dim changes each
+    pass's rate (the model takes the published forward ratio for both passes, docs/cost-model.md,
+    "Attention"; this project's H200 disagreed on the backward);
+  * a Llama 3 8B layer's (batch 1, 32 heads of 128 over 8 KV heads, 8192 tokens), the attention
+    of docs/accuracy.md's TorchTitan rows.
 
 Profiled with `phantora db profile -- python scripts/attention_sweep.py`: the run under the
 simulator records each attention launch, and the profiler relaunches it on the real GPU, so the
@@ -10,11 +15,19 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-for tokens in (512, 1024, 2048):
-    q, k, v = (torch.randn(8, 12, tokens, 64, device="cuda", dtype=torch.bfloat16,
-                           requires_grad=True) for _ in range(3))
+# (batch, query heads, key/value heads, tokens, head dim)
+SHAPES = [(8, 12, 12, t, 64) for t in (512, 1024, 2048)]
+SHAPES += [(8, 6, 6, t, 128) for t in (512, 1024, 2048)]
+SHAPES += [(1, 32, 8, 8192, 128)]
+
+for batch, heads, kv_heads, tokens, head_dim in SHAPES:
+    q = torch.randn(batch, heads, tokens, head_dim, device="cuda", dtype=torch.bfloat16,
+                    requires_grad=True)
+    k, v = (torch.randn(batch, kv_heads, tokens, head_dim, device="cuda", dtype=torch.bfloat16,
+                        requires_grad=True) for _ in range(2))
     with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
-        out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=True,
+                                             enable_gqa=kv_heads != heads)
     out.backward(torch.ones_like(out))
 torch.cuda.synchronize()
 print("attention sweep done")

@@ -37,8 +37,8 @@ expect(re.search(r"^\| model \| 0\.000 \| 0\.000 \|", md, re.M) is not None,
 expect("| gemm | measured 0.010 (1) | modelled " in md and "| copy | measured 0.010 (1) | " in md,
        "per family: the job's GEMM and copy measured, 10 us each, modelled without the database")
 # The sweep: 6 squares, 6 of the GPT, 15 of the Llama 3 8B step, 8 partial waves, 5 few-tile
-# long-K shapes; and the job's own GEMM.
-expect(re.search(r"^h200\s+gemm\s+41\s", md, re.M) is not None, "41 GEMM rows calibrated")
+# long-K shapes, 8 alignment shapes; and the job's own GEMM.
+expect(re.search(r"^h200\s+gemm\s+49\s", md, re.M) is not None, "49 GEMM rows calibrated")
 expect(re.search(r"^h200\s+copy\s+1\s", md, re.M) is not None, "1 copy row calibrated")
 expect("dry run: no attention sweep" in md, "the attention sweep is skipped and says so")
 expect(os.path.exists(os.path.join(a.out, "kernels.db")), "the database is left in --out")
