@@ -6,7 +6,8 @@
 # is the torch release the log names, every package pinned in
 # examples/modded-nanogpt/requirements-VERSION.txt.
 #
-# Usage: scripts/setup-modded-nanogpt.sh [RECORD...]   (2024-10-18, 2024-10-29-adam; default all)
+# Usage: scripts/setup-modded-nanogpt.sh [RECORD...]   (the names of
+#        examples/modded-nanogpt/records.txt; default: all of them)
 #
 #   MODDED_NANOGPT_DIR   where programs and environments go (default ~/.cache/phantora):
 #                        modded-nanogpt-RECORD/ (train_gpt2.py and the published log) and
@@ -21,25 +22,20 @@ cd "$(dirname "$0")/.."
 # shellcheck source=scripts/pinned-venv.sh
 . scripts/pinned-venv.sh
 parent=${MODDED_NANOGPT_DIR:-$HOME/.cache/phantora}
+# shellcheck source=examples/modded-nanogpt/records.sh
+. examples/modded-nanogpt/records.sh
 records=("$@")
-[ ${#records[@]} -gt 0 ] || records=(2024-10-18 2024-10-29-adam)
+[ ${#records[@]} -gt 0 ] || mapfile -t records < <(record_names)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 repo=${MODDED_NANOGPT_REPO:-}
 
 for record in "${records[@]}"; do
-  case $record in
-    # the commit that published the log, the log's path there, the torch it names
-    2024-10-18) commit=2b78ab3b714d54eaa570da446ac93b59b0608f4f
-                log=records/101824_PyTorch25/d4bfb25f-688d-4da5-8743-33926fad4842.txt
-                version=2.5.0 ;;
-    # the optimizer comparison of 2024-10-29: the record above with AdamW for every layer
-    2024-10-29-adam) commit=a83c6f8b6f2075e003336e28ced2e2f8bc204218
-                     log=records/102924_Optimizers/95a9fd44-7c13-49c7-b324-3e7d9e23a499.txt
-                     version=2.5.0 ;;
-    *) echo "setup-modded-nanogpt: unknown record '$record' (2024-10-18, 2024-10-29-adam)" >&2
-       exit 2 ;;
-  esac
+  # the commit that published the record's log, the log's path there, the torch it names
+  read -r commit log version < <(record_fields "$record") || {
+    unknown_record setup-modded-nanogpt "$record"
+    exit 2
+  }
   dest=$parent/modded-nanogpt-$record
   if [ ! -f "$dest/train_gpt2.py" ]; then
     if [ -z "$repo" ]; then
@@ -53,6 +49,11 @@ for record in "${records[@]}"; do
          $0 == rule { n++; next }
          n == 1 { print }
          n >= 2 { exit }' "$dest.partial/published.log" > "$dest.partial/train_gpt2.py"
+    if ! grep -qi "^Running pytorch $version+" "$dest.partial/published.log"; then
+      echo "setup-modded-nanogpt: $log does not name torch $version, which $records_table" \
+        "gives for it" >&2
+      exit 1
+    fi
     if ! grep -q "^num_iterations\|num_iterations : int" "$dest.partial/train_gpt2.py"; then
       echo "setup-modded-nanogpt: no training script found at the head of $log" >&2
       exit 1

@@ -7,9 +7,10 @@
 # batch instead of 20 (validation is outside the timed training time), and the data read from
 # token shards made by make_fineweb_shards.py instead of FineWeb.
 #
-# Usage: examples/modded-nanogpt/run.sh RECORD   (2024-10-18: the record with PyTorch 2.5;
-#        2024-10-29-adam: the same with AdamW instead of Muon, from the optimizer comparison of
-#        that day; set up by scripts/setup-modded-nanogpt.sh RECORD)
+# Usage: examples/modded-nanogpt/run.sh RECORD   (a name of records.txt beside this script:
+#        the records of the project's README table that ran a PyTorch release, and the AdamW
+#        run of the optimizer comparison of 2024-10-29; set up by
+#        scripts/setup-modded-nanogpt.sh RECORD)
 #
 # The script prints its own timing as the record's log does: `step:N/STEPS ... train_time:...
 # step_avg:...`, timed from step 10 (the script leaves the first ten out). Compare the last
@@ -21,11 +22,10 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-record=${1:?usage: $0 RECORD (2024-10-18 or 2024-10-29-adam)}
-case $record in
-  2024-10-18 | 2024-10-29-adam) version=2.5.0 ;;
-  *) echo "run.sh: unknown record '$record' (2024-10-18, 2024-10-29-adam)" >&2; exit 2 ;;
-esac
+# shellcheck source=examples/modded-nanogpt/records.sh
+. "$here/records.sh"
+record=${1:?usage: $0 RECORD (a name of $records_table)}
+read -r _ _ version < <(record_fields "$record") || { unknown_record run.sh "$record"; exit 2; }
 parent=${MODDED_NANOGPT_DIR:-$HOME/.cache/phantora}
 src=$parent/modded-nanogpt-$record
 venv=$parent/modded-nanogpt-$version-venv
