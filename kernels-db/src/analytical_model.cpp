@@ -60,6 +60,39 @@ double clock_scale(const GpuPreset& gpu, double measured_clock_mhz) {
   return measured_clock_mhz > 0 ? gpu.perf.sustained_clock_mhz / measured_clock_mhz : 1.0;
 }
 
+namespace {
+
+// The alignment of a column-major operand's columns (each `rows` elements long, packed): the
+// largest power of two up to 16 dividing the bytes between two columns. A single row or column
+// is one contiguous run, aligned whatever its length.
+uint64_t column_alignment(uint64_t rows, uint64_t columns, DType t) {
+  constexpr uint64_t kFull = 16;
+  if (rows <= 1 || columns <= 1) return kFull;
+  const uint64_t stride = rows * dtype_bytes(t);
+  uint64_t a = kFull;
+  while (a > 1 && stride % a != 0) a /= 2;
+  return a;
+}
+
+// Whether the GEMM runs on tensor cores (peak_flops() takes a tensor-core peak for it): every
+// input type but f32 without TF32 compute and f64.
+bool on_tensor_cores(const GemmDesc& d) {
+  if (d.a == DType::kF64) return false;
+  if (d.a == DType::kF32 || d.a == DType::kI32) return d.compute == DType::kTF32;
+  return true;
+}
+
+}  // namespace
+
+uint64_t gemm_alignment_bytes(const GemmDesc& d) {
+  // Column-major (cuBLAS): A is m x k (stored k x m when transposed), B is k x n (n x k), C is
+  // m x n; each stored column is its leading dimension long.
+  const uint64_t a = d.trans_a ? column_alignment(d.k, d.m, d.a) : column_alignment(d.m, d.k, d.a);
+  const uint64_t b = d.trans_b ? column_alignment(d.n, d.k, d.b) : column_alignment(d.k, d.n, d.b);
+  const uint64_t c = column_alignment(d.m, d.n, d.c);
+  return std::min({a, b, c});
+}
+
 double gemm_flops(const GemmDesc& d) {
   return 2.0 * static_cast<double>(d.m) * static_cast<double>(d.n) * static_cast<double>(d.k) *
          static_cast<double>(d.batch);
@@ -136,9 +169,14 @@ Estimate gemm_estimate(const GemmDesc& d, const GpuPreset& gpu, const ModelParam
   // pipeline's fill and the epilogue, which short-K GEMMs feel most. The efficiency is a whole
   // GEMM's rate at K = gemm_efficiency_k, that cost included; the main loop's rate is above it.
   const double tile_cost_k = params.gemm_tile_cost_k;
+  // Columns that do not start on 16-byte boundaries keep cuBLAS off its fastest kernels (TMA on
+  // Hopper, 16-byte cp.async before it): their main loop runs at the misaligned rate.
+  e.alignment_bytes = static_cast<double>(gemm_alignment_bytes(d));
+  e.alignment_rate =
+      e.alignment_bytes < 16 && on_tensor_cores(d) ? params.gemm_misaligned_rate : 1.0;
   const double mainloop_rate = peak_flops(gpu.perf, d.a, d.compute) * eff.gemm_efficiency *
                                e.clock_scale * (eff.gemm_efficiency_k + tile_cost_k) /
-                               eff.gemm_efficiency_k;
+                               eff.gemm_efficiency_k * e.alignment_rate;
   const double tile_area =
       static_cast<double>(params.gemm_tile_m) * static_cast<double>(params.gemm_tile_n);
   const double hbm = hbm_plateau_bytes_per_s(gpu, params);

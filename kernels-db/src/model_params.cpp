@@ -55,6 +55,7 @@ ModelParams ModelParams::from_string(std::string_view toml_text, std::string_vie
   p.gemm_tile_k = positive_int(gemm, "tile_k");
   p.gemm_tile_cost_k = non_negative(gemm, "tile_cost_k");
   p.gemm_overhead = SimTime::us(positive(gemm, "overhead_us"));
+  p.gemm_misaligned_rate = fraction(gemm, "misaligned_rate");
   gemm.reject_unknown();
 
   detail::TableReader attn = root.table("attention");

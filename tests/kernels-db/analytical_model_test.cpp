@@ -238,7 +238,9 @@ TEST(GemmModel, EfficiencyRisesWithSizeAndStaysBelowPeak) {
 
 TEST(GemmModel, TimeNeverDecreasesAlongAnyDimension) {
   // From a cube, and from few-tile, long-K shapes whose K is split (the slice count changes
-  // along every dimension: more tiles leave room for fewer slices, a longer K for more).
+  // along every dimension: more tiles leave room for fewer slices, a longer K for more). The
+  // sizes are multiples of 8, whose columns stay 16-byte aligned: between an unaligned size and a
+  // larger aligned one the time can fall (MisalignedColumnsRunAtThePublishedRate).
   GemmDesc router = gemm(256, 8, 16384);
   router.a = router.b = router.c = router.compute = DType::kF32;
   const GpuPreset& h100 = gpu("h100");
@@ -248,7 +250,7 @@ TEST(GemmModel, TimeNeverDecreasesAlongAnyDimension) {
       for (uint64_t v = 1; v <= 20000; v = v * 3 / 2 + 1) {
         GemmDesc d = base;
         uint64_t* field[] = {&d.m, &d.n, &d.k, &d.batch};
-        *field[dim] = dim == 3 ? std::max<uint64_t>(1, v / 100) : v;
+        *field[dim] = dim == 3 ? std::max<uint64_t>(1, v / 100) : (v + 7) / 8 * 8;
         const SimTime t = gemm_estimate(d, h100, params()).duration;
         EXPECT_GE(t, previous) << base.m << "x" << base.n << "x" << base.k << " dim " << dim
                                << " value " << v;
@@ -257,6 +259,73 @@ TEST(GemmModel, TimeNeverDecreasesAlongAnyDimension) {
       }
     }
   }
+}
+
+TEST(GemmModel, ColumnAlignmentOfEachOperandByHand) {
+  // Column-major, packed: A's columns are m long (k when transposed), B's k long (n), C's m.
+  EXPECT_EQ(gemm_alignment_bytes(cube(4096)), 16u);
+  // The [mleng-div] benchmark, torch.bmm of (4096 x d_ff) by (d_ff x 4096), row-major: cuBLAS
+  // runs it as m = n = 4096, k = d_ff, and its B (the first matrix, transposed by the layout)
+  // has columns d_ff long: 10,922 x 2 B = 21,844 B, a multiple of 4 and not of 8.
+  EXPECT_EQ(gemm_alignment_bytes(gemm(4096, 4096, 10922)), 4u);
+  EXPECT_EQ(gemm_alignment_bytes(gemm(4096, 4096, 10944)), 16u);
+  // modded-nanogpt's 2024-10-10 output layer (65,536 tokens x 768 -> 50,257 logits) as
+  // PyTorch's linear runs it: forward C^T = W x^T with C's columns 50,257 long (100,514 B: 2-byte
+  // aligned); the input's gradient reads the logits' gradient as B (columns 50,257 long); the
+  // weight's gradient reads it transposed (B stored n x k: columns n = 50,257 long).
+  GemmDesc forward = gemm(50257, 65536, 768), dx = gemm(768, 65536, 50257),
+           dw = gemm(768, 50257, 65536);
+  forward.trans_a = true;
+  dw.trans_b = true;
+  EXPECT_EQ(gemm_alignment_bytes(forward), 2u);
+  EXPECT_EQ(gemm_alignment_bytes(dx), 2u);
+  EXPECT_EQ(gemm_alignment_bytes(dw), 2u);
+  forward.m = dx.k = dw.n = 50304;  // padded to a multiple of 128 from 2024-10-14 on
+  EXPECT_EQ(gemm_alignment_bytes(forward), 16u);
+  EXPECT_EQ(gemm_alignment_bytes(dx), 16u);
+  EXPECT_EQ(gemm_alignment_bytes(dw), 16u);
+  // The element size counts: 12 fp8 elements are 12 B (4-byte aligned), 12 f32 ones 48 B.
+  EXPECT_EQ(gemm_alignment_bytes(cube(12, DType::kF8E4M3)), 4u);
+  EXPECT_EQ(gemm_alignment_bytes(cube(12, DType::kF32)), 16u);
+  // A single row or column is contiguous, whatever its length: a one-token product's input and
+  // output rows (m = 1), a GEMV's vectors (n = 1).
+  EXPECT_EQ(gemm_alignment_bytes(gemm(1, 4095, 4096)), 16u);
+  EXPECT_EQ(gemm_alignment_bytes(gemm(4096, 1, 4095)), 16u);
+}
+
+TEST(GemmModel, MisalignedColumnsRunAtThePublishedRate) {
+  // [mleng-div]: batch 4 x 4096 x 4096 x d_ff in fp16 on H100. K = 10,922 and 10,944 pad to the
+  // same 171 K tiles of 64 over the same 4 x 32 x 32 tiles: the model's compute terms differ by
+  // the misaligned rate alone (0.686), which reproduces the published times' ratio,
+  // (10,922 / 272.73) / (10,944 / 398.38) = 1.458, to 0.1 %.
+  const GpuPreset& h100 = gpu("h100");
+  GemmDesc slow = gemm(4096, 4096, 10922), fast = gemm(4096, 4096, 10944);
+  slow.a = slow.b = slow.c = fast.a = fast.b = fast.c = DType::kF16;
+  slow.batch = fast.batch = 4;
+  const Estimate s = gemm_estimate(slow, h100, params());
+  const Estimate f = gemm_estimate(fast, h100, params());
+  EXPECT_DOUBLE_EQ(params().gemm_misaligned_rate, 0.686);
+  EXPECT_DOUBLE_EQ(s.alignment_rate, 0.686);
+  EXPECT_DOUBLE_EQ(f.alignment_rate, 1.0);
+  EXPECT_DOUBLE_EQ(s.waves, f.waves);
+  EXPECT_NEAR(s.compute_us * 0.686, f.compute_us, f.compute_us * 1e-12);
+  EXPECT_NEAR(s.compute_us / f.compute_us, (10922 / 272.73) / (10944 / 398.38), 1.458 * 1e-3);
+  // More FLOPs, less time: the time is not monotonic across an alignment step.
+  EXPECT_LT(f.duration, s.duration);
+  EXPECT_GT(gemm_flops(fast), gemm_flops(slow));
+  // Only tensor-core GEMMs pay it: fp32 on the CUDA cores does not, fp32 with TF32 does.
+  GemmDesc fp32 = gemm(4096, 4096, 4095);
+  fp32.a = fp32.b = fp32.c = fp32.compute = DType::kF32;
+  EXPECT_EQ(gemm_alignment_bytes(fp32), 4u);
+  EXPECT_DOUBLE_EQ(gemm_estimate(fp32, h100, params()).alignment_rate, 1.0);
+  fp32.compute = DType::kTF32;
+  EXPECT_DOUBLE_EQ(gemm_estimate(fp32, h100, params()).alignment_rate, 0.686);
+  // A memory-bound shape's time is its bytes whatever its alignment: 16 x 16384 x 16383 (B's
+  // columns 16,383 long) stays memory-bound at the misaligned rate.
+  GemmDesc skinny = gemm(16, 16384, 16383);
+  const Estimate thin = gemm_estimate(skinny, h100, params());
+  EXPECT_DOUBLE_EQ(thin.alignment_rate, 0.686);
+  EXPECT_GT(thin.memory_us, thin.compute_us);
 }
 
 TEST(GemmModel, SkinnyGemmIsMemoryBoundByHand) {
@@ -739,6 +808,7 @@ tile_n = 128
 tile_k = 64
 tile_cost_k = 207
 overhead_us = 4.0
+misaligned_rate = 0.686
 [attention]
 tile_q = 128
 overhead_us = 4.0

@@ -8,6 +8,10 @@
   3 us + (3 fp32 partials of 768^2 * 4 B read + C, 768^2 * 2 B, written) / (3350 GB/s * 0.90)
   = 5.739 us. One wave. Total 4 + 16.283 + 5.739 = 26.022 us.
   4096^3 bf16: 1024 tiles in 8 waves, K not split, no reduction.
+  50257 x 65536 x 768 bf16, A transposed (modded-nanogpt's 2024-10-10 output layer, forward):
+  C's columns are 50,257 x 2 B long, 2-byte aligned, so the main loop runs at 0.686 of its rate:
+  393 x 512 = 201,216 tiles in 1525 waves, each 2 * 128^2 * (768 + 207) FLOPs at an SM's share
+  of 989.4 T * 0.763 * 6351 / 6144 * 0.686.
 """
 import subprocess
 import sys
@@ -21,6 +25,8 @@ rows = {
     "epilogue=none": 26.0,
     "gemm:m=4096,n=4096,k=4096,batch=1,a=bf16,b=bf16,c=bf16,compute=f32,op_a=n,op_b=n,beta=0,"
     "epilogue=none": 200.0,
+    "gemm:m=50257,n=65536,k=768,batch=1,a=bf16,b=bf16,c=bf16,compute=f32,op_a=t,op_b=n,beta=0,"
+    "epilogue=none": 12000.0,
 }
 with tempfile.TemporaryDirectory() as tmp:
     csv_path = os.path.join(tmp, "rows.csv")
@@ -52,6 +58,15 @@ with tempfile.TemporaryDirectory() as tmp:
             failures.append(f"4096^3: '{want}' not in '{cube}'")
     if "reduction" in cube:
         failures.append(f"4096^3: an unsplit GEMM has no reduction: '{cube}'")
+    if "aligned" in cube:
+        failures.append(f"4096^3: aligned rows print no alignment: '{cube}'")
+    lm_head, _ = show(list(rows)[2])
+    main_loop_per_sm = 989.4e12 * 0.763 * (6144 + 207) / 6144 * 0.686 / 132
+    compute_us = 1525 * 2 * 128**2 * (768 + 207) / main_loop_per_sm * 1e6
+    for want in (f"compute {compute_us:.3f}", "1525 wave(s) of tiles",
+                 "columns 2-byte aligned, main loop at 0.686 of the aligned rate"):
+        if want not in lm_head:
+            failures.append(f"50257 x 65536 x 768: '{want}' not in '{lm_head}'")
 
 for f in failures:
     print("FAIL:", f)

@@ -86,12 +86,17 @@ std::optional<kernels::Estimate> model_estimate(const std::string& sig, const st
 }
 
 // What the model's price is made of (docs/cost-model.md): the compute and memory terms, and for
-// a GEMM its waves of tiles and how its K was split, with the split's reduction kernel.
+// a GEMM its waves of tiles and how its K was split, with the split's reduction kernel, and the
+// rate its operands' alignment leaves it when their columns are not 16-byte aligned.
 void print_model_terms(const kernels::Estimate& m, bool gemm) {
   fmt::print("  model terms      compute {:.3f} us, memory {:.3f} us", m.compute_us, m.memory_us);
   if (gemm) {
     fmt::print("; {:g} wave(s) of tiles, K in {:g} slice(s)", m.waves, m.k_slices);
     if (m.k_slices > 1) fmt::print(", their reduction {:.3f} us", m.reduce_us);
+    if (m.alignment_rate != 1) {
+      fmt::print("; columns {:g}-byte aligned, main loop at {:g} of the aligned rate",
+                 m.alignment_bytes, m.alignment_rate);
+    }
   }
   fmt::print("\n");
 }

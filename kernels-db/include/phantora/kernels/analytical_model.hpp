@@ -37,6 +37,9 @@ struct ModelParams {
   // its outputs), in K elements of main-loop work.
   double gemm_tile_cost_k = 0;
   SimTime gemm_overhead;
+  // A tensor-core GEMM's main-loop rate when an operand's columns do not start on 16-byte
+  // boundaries, over its rate when they do (gemm_alignment_bytes()).
+  double gemm_misaligned_rate = 1;
   // An attention CTA owns attention_tile_q rows (queries forward, keys backward) and loops over
   // the other sequence; besides its loop it pays a fixed cost worth s0 loop steps (prologue,
   // rescaling, writing its outputs), so efficiency(s) = plateau × s / (s + s0) without a mask.
@@ -67,14 +70,16 @@ struct ModelParams {
 // A modelled duration with the quantities it came from (for `phantora db show` and tests).
 struct Estimate {
   SimTime duration;
-  double flops = 0;        // useful FLOPs of the operation (not the tile-padded ones)
-  double bytes = 0;        // bytes moved to and from HBM
-  double compute_us = 0;   // the compute term (0 for memory-bound kernels)
-  double memory_us = 0;    // the memory term
-  double clock_scale = 1;  // the compute rate's factor for the sustained clock (clock_scale())
-  double waves = 0;        // GEMMs: whole waves of tiles (or K slices) over the SMs
-  double k_slices = 1;     // GEMMs: how many slices each output tile's K loop is split into
-  double reduce_us = 0;    // GEMMs split along K: the kernel that sums the slices' partials
+  double flops = 0;             // useful FLOPs of the operation (not the tile-padded ones)
+  double bytes = 0;             // bytes moved to and from HBM
+  double compute_us = 0;        // the compute term (0 for memory-bound kernels)
+  double memory_us = 0;         // the memory term
+  double clock_scale = 1;       // the compute rate's factor for the sustained clock (clock_scale())
+  double waves = 0;             // GEMMs: whole waves of tiles (or K slices) over the SMs
+  double k_slices = 1;          // GEMMs: how many slices each output tile's K loop is split into
+  double reduce_us = 0;         // GEMMs split along K: the kernel that sums the slices' partials
+  double alignment_bytes = 16;  // GEMMs: gemm_alignment_bytes()
+  double alignment_rate = 1;    // GEMMs: the main loop's factor for it (1 when aligned)
 };
 
 // An efficiency measured at `measured_clock_mhz` holds at the preset's sustained clock scaled by
@@ -90,6 +95,13 @@ double clock_scale(const GpuPreset& gpu, double measured_clock_mhz);
 double peak_flops(const GpuPerf& perf, DType input, DType compute);
 
 double gemm_flops(const GemmDesc& d);  // 2·m·n·k·batch
+// The alignment, in bytes and at most 16, of the columns of A, B and C as cuBLAS stores them
+// (column-major; the rows of PyTorch's row-major tensors), each operand taken as packed: its
+// leading dimension is its row count (m, or k when transposed, for A; k, or n, for B; m for C),
+// as PyTorch passes contiguous tensors. An operand of one row or one column is contiguous and
+// does not count. Below 16, Hopper's TMA and the 16-byte cp.async loads before it cannot load
+// the columns and cuBLAS runs slower kernels (ModelParams::gemm_misaligned_rate).
+uint64_t gemm_alignment_bytes(const GemmDesc& d);
 double attention_flops(const AttentionDesc& d, const ModelParams& params);
 // The loop steps of one (batch, head) of an attention call, summed over its rows (queries
 // forward, keys backward): each row costs its CTA's loop length plus s0; CTAs own `tile` rows.
