@@ -18,6 +18,7 @@
 
 #include "address_space.hpp"
 #include "cubin_params.hpp"
+#include "phantora/fnv1a.hpp"
 #include "safe_read.hpp"
 #include "torch_kernel_name.hpp"
 
@@ -106,23 +107,16 @@ std::optional<std::vector<std::string_view>> parameter_list(std::string_view d) 
   return std::nullopt;
 }
 
-// FNV-1a, 64 bits: names an image by its bytes, so ranks and runs share one file per image.
-uint64_t fnv1a(const void* data, size_t n) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  const auto* p = static_cast<const unsigned char*>(data);
-  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
-  return h;
-}
-
 // Saves the kernel's image once (written aside, then renamed: concurrent ranks agree on the
 // name and the file is never seen half-written); "-" when the image is unknown.
 std::string save_image(Recorder& r, const KernelInfo& k) {
   if (k.image == nullptr || k.image_bytes == 0) return "-";
   auto [it, inserted] = r.image_names.try_emplace(k.image);
   if (!inserted) return it->second;
+  // Named by its bytes (phantora::fnv1a_bytes), so ranks and runs share one file per image.
   char name[17];
   std::snprintf(name, sizeof(name), "%016llx",
-                static_cast<unsigned long long>(fnv1a(k.image, k.image_bytes)));
+                static_cast<unsigned long long>(fnv1a_bytes(k.image, k.image_bytes)));
   it->second = name;
   const std::string path = r.dir + "/images/" + name;
   struct stat st {};

@@ -20,6 +20,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import tomllib
 
 PS_PER_US = 1_000_000
@@ -849,6 +850,43 @@ def case_whole_lines():
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     print(f"$ {' '.join(cmd)}\nrc={proc.returncode}\n{proc.stdout}{proc.stderr}")
     check_eq(proc.stdout, "True False True\n", "Python under phantora: line-buffered stdout/stderr")
+
+
+def case_inductor_cache_per_prices():
+    """The start-up hook gives torch.compile one cache directory per set of prices
+    (sitecustomize.py, tools/src/prices_key.hpp): phantora-GPU-HASH inside the user's
+    TORCHINDUCTOR_CACHE_DIR, or inside inductor's default; the same in a child process."""
+    code = ("import os, subprocess, sys; print(os.environ['TORCHINDUCTOR_CACHE_DIR']); "
+            "sys.stdout.flush(); subprocess.run([sys.executable, '-c', "
+            "'import os; print(os.environ[\"TORCHINDUCTOR_CACHE_DIR\"])'], check=True)")
+    user_dir = os.path.join(ARGS.work, "inductor-cache")
+
+    def cache_dirs(case, gpu, *more, user=True):
+        # empty: unset for the hook, whatever the environment of the tests holds
+        env = {"TORCHINDUCTOR_CACHE_DIR": user_dir if user else ""}
+        r = run(case, sys.executable, "-c", code, env=env,
+                flags=("--hosts", "1", "--gpus-per-host", "1", "--cpu-time", "zero",
+                       "--gpu", gpu, *more))
+        lines = r.stdout.splitlines()
+        check_eq(len(lines), 2, f"{case}: the process and its child each print the directory")
+        if len(lines) == 2:
+            check_eq(lines[1], lines[0], f"{case}: the child keeps its parent's directory")
+        return lines[0] if lines else ""
+
+    h100 = cache_dirs("cache_h100", "h100")
+    m = re.fullmatch(re.escape(user_dir) + r"/phantora-h100-([0-9a-f]{16})", h100)
+    if check(m is not None, f"h100: phantora-h100-HASH inside the user's directory ({h100})"):
+        check_eq(cache_dirs("cache_h100_again", "h100"), h100, "the same prices, the same key")
+        # Another preset with the same device name, and pinned kernel times: other keys.
+        check_eq(cache_dirs("cache_500w", "h100-500w"),
+                 f"{user_dir}/phantora-h100-500w-{m.group(1)}", "h100-500w: its own directory")
+        pinned = cache_dirs("cache_pinned", "h100", "--kernel-times", ARGS.times)
+        check(pinned.startswith(f"{user_dir}/phantora-h100-") and pinned != h100,
+              f"pinned kernel times: another key ({pinned})")
+    default = cache_dirs("cache_default", "h100", user=False)
+    check(re.fullmatch(re.escape(tempfile.gettempdir()) +
+                       r"/torchinductor_[^/]+/phantora-h100-[0-9a-f]{16}", default) is not None,
+          f"no TORCHINDUCTOR_CACHE_DIR: inside inductor's default directory ({default})")
 
 
 def case_gil_contention():

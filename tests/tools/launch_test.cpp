@@ -88,7 +88,7 @@ TEST(Srun, OneTaskPerHostEachBecomingItsHost) {
   o.command = {"./job", "--steps", "3"};
   o.hosts_per_node = 2;
   o.srun_args = {"--cpus-per-task=1"};
-  const t::JobShape shape{4, 8, "model", 123, 1.5};
+  const t::JobShape shape{4, 8, "model", 123, 1.5, 1, true, "h100-0123456789abcdef"};
   const std::vector<std::string> argv =
       t::srun_argv("/usr/bin/srun", "/opt/p/bin/phantora", o, shape);
   const std::vector<std::string> expected = {"/usr/bin/srun",
@@ -115,6 +115,8 @@ TEST(Srun, OneTaskPerHostEachBecomingItsHost) {
                                              "--host-speed",
                                              "1",
                                              "--warm-ranks",
+                                             "--prices-key",
+                                             "h100-0123456789abcdef",
                                              "--",
                                              "./job",
                                              "--steps",

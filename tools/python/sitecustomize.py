@@ -26,6 +26,13 @@ clock; docs/time.md.) In every Python process of the job it
     to this host's warm server, which runs it in a process forked from one that has already
     imported torch, and only waits for it (phantora_warm.py, docs/scale.md); the job runs
     here instead where that cannot be done, or with `phantora run --no-warm-ranks`.
+  * gives torch.compile one cache directory per set of prices (PHANTORA_PRICES_KEY, which
+    phantora run sets: the GPU preset, the cost model's constants, the kernel database and
+    pinned times): inductor caches decisions it took by timing kernels on the GPU (whether
+    padding a misaligned matmul pays, autotuning) under the device's name alone, and here those
+    times are the simulated GPU's prices (docs/pytorch.md, "torch.compile's decisions by
+    timing"). The directory is phantora-KEY inside TORCHINDUCTOR_CACHE_DIR, or inside
+    inductor's default directory when that is unset.
   * then runs the sitecustomize module that this one shadows, if there is one.
 """
 import importlib.abc
@@ -123,6 +130,28 @@ def _triton_launches(module):
     phantora_triton_launches.patch_triton(module)
 
 
+def _inductor_cache_per_prices():
+    key = os.environ.get("PHANTORA_PRICES_KEY")
+    if not key:
+        return
+    base = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    if not base:
+        # inductor's own default (torch/_inductor/runtime/runtime_utils.py, default_cache_dir)
+        import getpass
+        import re
+        import tempfile
+
+        try:
+            user = getpass.getuser()
+        except (KeyError, ModuleNotFoundError, OSError):  # as inductor: no name, the uid
+            user = f"uid_{os.getuid()}"
+        base = os.path.join(tempfile.gettempdir(),
+                            "torchinductor_" + re.sub(r'[\\/:*?"<>|]', "_", user))
+    own = "phantora-" + key
+    if os.path.basename(os.path.normpath(base)) != own:  # a child process inherits it set
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(base, own)
+
+
 def _chain_shadowed_sitecustomize():
     here = os.path.dirname(os.path.abspath(__file__))
     rest = [p for p in sys.path if os.path.abspath(p or ".") != here]
@@ -139,6 +168,8 @@ def _is_rank_to_warm():
             and ("RANK" in env or "LOCAL_RANK" in env))
 
 
+if os.environ.get("PHANTORA_SOCKET") or os.environ.get("PHANTORA_ADDRESS"):
+    _inductor_cache_per_prices()  # before a rank is handed on, with its environment
 if (os.environ.get("PHANTORA_SOCKET") or os.environ.get("PHANTORA_ADDRESS")) and _is_rank_to_warm():
     import phantora_warm  # next to this file, on PYTHONPATH
 

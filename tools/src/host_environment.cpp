@@ -44,6 +44,8 @@ std::map<std::string, std::string> job_environment(const std::filesystem::path& 
       {"TORCH_CUDNN_SDPA_DEPRIORITIZED", "1"},
       // Read by the start-up hook (tools/python/phantora_warm.py).
       {"PHANTORA_WARM_RANKS", shape.warm_ranks ? "1" : "0"},
+      // Read by the start-up hook: torch.compile's cache per key (tools/python/sitecustomize.py).
+      {"PHANTORA_PRICES_KEY", shape.prices_key},
   };
 }
 

@@ -33,6 +33,9 @@ struct JobShape {
   // Python ranks run as children of a per-host process that has imported torch once
   // (tools/python/phantora_warm.py, docs/scale.md "Ranks from a warmed process").
   bool warm_ranks = true;
+  // What prices the run's kernels (prices_key.hpp): the start-up hook keeps torch.compile's
+  // cache apart per key.
+  std::string prices_key{};
 };
 
 std::map<std::string, std::string> job_environment(const std::filesystem::path& shim,

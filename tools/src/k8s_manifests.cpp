@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "phantora/simcore/report.hpp"
+#include "prices_key.hpp"
 #include "run_setup.hpp"
 #include "run_token.hpp"
 #include "slurm_launch.hpp"
@@ -209,7 +210,8 @@ int write_k8s_manifests(const RunOptions& o) {
                          .count(),
                      o.moe_imbalance,
                      o.host_speed,
-                     o.warm_ranks};
+                     o.warm_ranks,
+                     prices_key(cluster.gpu, o.kernel_db, o.kernel_times)};
   s.command = o.command;
   s.out_claim = o.k8s_out_claim;
   auto arg = [&s](const std::string& flag, const std::string& value) {

@@ -223,6 +223,7 @@ int main(int argc, char** argv) {
   host_cmd->add_option("--moe-imbalance", host_shape.moe_imbalance)->check(CLI::NonNegativeNumber);
   host_cmd->add_option("--host-speed", host_shape.host_speed)->check(CLI::PositiveNumber);
   host_cmd->add_flag("--warm-ranks,!--no-warm-ranks", host_shape.warm_ranks);
+  host_cmd->add_option("--prices-key", host_shape.prices_key);
   host_cmd->add_option("command", host_command)->required();
 
   CLI::App* gpus_cmd = app.add_subcommand("gpus", "List the GPU models the simulator knows");

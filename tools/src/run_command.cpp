@@ -15,6 +15,7 @@
 #include "job_output.hpp"
 #include "k8s_manifests.hpp"
 #include "launcher.hpp"
+#include "prices_key.hpp"
 #include "run_outputs.hpp"
 #include "run_progress.hpp"
 #include "run_setup.hpp"
@@ -119,7 +120,8 @@ int run_command(const RunOptions& o) {
                            .count(),
                        o.moe_imbalance,
                        o.host_speed,
-                       o.warm_ranks};
+                       o.warm_ranks,
+                       prices_key(run.cluster.gpu, o.kernel_db, o.kernel_times)};
   // The job's output goes through phantora: to the terminal as it comes, and into job.log,
   // where the step times are read from. Under Slurm, srun brings every task's output back.
   JobOutput job_output(o.out / "job.log");

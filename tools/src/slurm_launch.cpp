@@ -55,6 +55,8 @@ std::vector<std::string> host_argv(const std::string& phantora, const std::strin
                                    "--host-speed",
                                    fmt::format("{}", shape.host_speed),
                                    shape.warm_ranks ? "--warm-ranks" : "--no-warm-ranks",
+                                   "--prices-key",
+                                   shape.prices_key,
                                    "--"};
   argv.insert(argv.end(), command.begin(), command.end());
   return argv;
