@@ -232,11 +232,19 @@ double attention_flops(const AttentionDesc& d, const ModelParams& params) {
   return f;
 }
 
+double attention_peak_flops(const GpuPreset& gpu, const AttentionDesc& d,
+                            const ModelParams& params) {
+  if (d.dtype == DType::kF32) return gpu.perf.tf32_tflops * 1e12 / params.attention_f32_mma_passes;
+  return peak_flops(gpu.perf, d.dtype, DType::kF32);
+}
+
 namespace {
 
 // The long-sequence efficiency and the per-tile cost s0 of the kernel that runs this call. FA3
 // falls back to FA2 on a part without it (fa3_forward == 0). FlexAttention is FA2's curve at its
 // published rate relative to FA2 (the same algorithm in Triton, its tiles loop the same way).
+// PyTorch's memory-efficient kernels are FA2's plateau at their published rate relative to FA2,
+// with their own s0 and head-dim rates (both published only for forward + backward together).
 // The plateaus are at head dim 128; another head dim scales them by the kernel's head-dim rate
 // (measured forward, taken for the backward as well).
 struct AttentionCurve {
@@ -246,18 +254,22 @@ struct AttentionCurve {
 AttentionCurve attention_curve(const AttentionDesc& d, const ModelParams::PerGpu& eff,
                                const ModelParams& params) {
   const bool fa3 = d.impl == AttentionImpl::kFlash3 && eff.fa3_forward > 0;
-  const ModelParams::AttentionS0& s0 = fa3 ? params.attention_fa3_s0 : params.attention_fa2_s0;
-  const double head_dim_factor = head_dim_rate(
-      fa3 ? params.attention_fa3_head_dim : params.attention_fa2_head_dim, d.head_dim);
-  const bool flex = d.impl == AttentionImpl::kFlex;
-  if (d.backward) {
-    return {head_dim_factor *
-                (fa3 ? eff.fa3_backward : eff.fa2_backward * (flex ? eff.flex_backward : 1.0)),
-            s0.backward};
+  if (fa3) {
+    const double rate = head_dim_rate(params.attention_fa3_head_dim, d.head_dim);
+    return d.backward ? AttentionCurve{rate * eff.fa3_backward, params.attention_fa3_s0.backward}
+                      : AttentionCurve{rate * eff.fa3_forward, params.attention_fa3_s0.forward};
   }
-  return {
-      head_dim_factor * (fa3 ? eff.fa3_forward : eff.fa2_forward * (flex ? eff.flex_forward : 1.0)),
-      s0.forward};
+  const double fa2 = d.backward ? eff.fa2_backward : eff.fa2_forward;
+  if (d.impl == AttentionImpl::kMemEfficient) {
+    return {head_dim_rate(params.attention_mem_efficient_head_dim, d.head_dim) * fa2 *
+                params.attention_mem_efficient_rate,
+            params.attention_mem_efficient_s0};
+  }
+  const double flex = d.impl != AttentionImpl::kFlex ? 1.0
+                      : d.backward                   ? eff.flex_backward
+                                                     : eff.flex_forward;
+  return {head_dim_rate(params.attention_fa2_head_dim, d.head_dim) * fa2 * flex,
+          d.backward ? params.attention_fa2_s0.backward : params.attention_fa2_s0.forward};
 }
 
 // Loop steps one CTA runs for its tile [r0, r1) of the parallel dimension. Causal masks are
@@ -307,7 +319,7 @@ Estimate attention_estimate(const AttentionDesc& d, const GpuPreset& gpu,
   const double tiles = static_cast<double>(d.batch) * static_cast<double>(d.heads_q) *
                        ceil_div(seq_blocks, params.attention_tile_q);
   e.clock_scale = clock_scale(gpu, eff.attention_clock_mhz);
-  const double rate = peak_flops(gpu.perf, d.dtype, DType::kF32) * curve.plateau * e.clock_scale;
+  const double rate = attention_peak_flops(gpu, d, params) * curve.plateau * e.clock_scale;
   // Every loop step of every row costs what a useful one does at the plateau rate (4·d FLOPs
   // forward, 2.5 × that backward), whether it is masked or the per-tile cost s0.
   const double flops_per_step = 4.0 * static_cast<double>(d.head_dim) *

@@ -70,6 +70,11 @@ ModelParams ModelParams::from_string(std::string_view toml_text, std::string_vie
                               positive(attn, "fa2_head_dim_256")};
   p.attention_fa3_head_dim = {positive(attn, "fa3_head_dim_64"),
                               positive(attn, "fa3_head_dim_256")};
+  p.attention_mem_efficient_rate = positive(attn, "mem_efficient_rate");
+  p.attention_mem_efficient_s0 = non_negative(attn, "mem_efficient_s0");
+  p.attention_mem_efficient_head_dim = {positive(attn, "mem_efficient_head_dim_64"),
+                                        positive(attn, "mem_efficient_head_dim_256")};
+  p.attention_f32_mma_passes = positive(attn, "f32_mma_passes");
   attn.reject_unknown();
 
   detail::TableReader mem = root.table("memory_bound");

@@ -268,6 +268,9 @@ enum class AttentionImpl : uint8_t {
   kFlash2 = 0,  // FlashAttention-2 (PyTorch's SDPA flash kernels)
   kFlash3 = 1,  // FlashAttention-3
   kFlex = 2,    // FlexAttention's inductor-generated Triton kernels
+  // PyTorch's memory-efficient attention (SDPA's EFFICIENT_ATTENTION backend: the CUTLASS
+  // kernels fmha_cutlassF_* / fmha_cutlassB_* it took from xFormers)
+  kMemEfficient = 3,
 };
 // Their names: kernels-db's attention signatures (impl=...) and the impl argument of the shim's
 // phantora_describe_next_attention().
@@ -275,9 +278,11 @@ struct AttentionImplName {
   AttentionImpl impl;
   std::string_view name;
 };
-inline constexpr AttentionImplName kAttentionImplNames[] = {{AttentionImpl::kFlash2, "fa2"},
-                                                            {AttentionImpl::kFlash3, "fa3"},
-                                                            {AttentionImpl::kFlex, "flex"}};
+inline constexpr AttentionImplName kAttentionImplNames[] = {
+    {AttentionImpl::kFlash2, "fa2"},
+    {AttentionImpl::kFlash3, "fa3"},
+    {AttentionImpl::kFlex, "flex"},
+    {AttentionImpl::kMemEfficient, "mem_efficient"}};
 inline std::optional<AttentionImpl> parse_attention_impl(std::string_view name) {
   for (const AttentionImplName& n : kAttentionImplNames) {
     if (n.name == name) return n.impl;

@@ -56,6 +56,14 @@ struct ModelParams {
   double attention_backward_flops_factor = 0;
   AttentionS0 attention_fa2_s0, attention_fa3_s0;
   HeadDimRates attention_fa2_head_dim, attention_fa3_head_dim;
+  // PyTorch's memory-efficient attention (AttentionImpl::kMemEfficient): FA2's plateau times
+  // this rate, with its own s0 (both passes) and head-dim rates.
+  double attention_mem_efficient_rate = 0;
+  double attention_mem_efficient_s0 = 0;
+  HeadDimRates attention_mem_efficient_head_dim;
+  // An fp32 attention kernel's tensor-core passes per product: it runs at the TF32 peak over
+  // this (3xTF32).
+  double attention_f32_mma_passes = 0;
   SimTime memory_floor;
   std::map<std::string, PerGpu, std::less<>> per_gpu;  // by preset key; "default" is required
 
@@ -103,6 +111,11 @@ double gemm_flops(const GemmDesc& d);  // 2·m·n·k·batch
 // the columns and cuBLAS runs slower kernels (ModelParams::gemm_misaligned_rate).
 uint64_t gemm_alignment_bytes(const GemmDesc& d);
 double attention_flops(const AttentionDesc& d, const ModelParams& params);
+// The dense peak an attention kernel's matrix products run at: the tensor cores' for 16-bit
+// inputs; for fp32 inputs the TF32 peak over attention_f32_mma_passes (the only fp32 kernels,
+// PyTorch's memory-efficient ones, split each fp32 operand into two TF32 parts).
+double attention_peak_flops(const GpuPreset& gpu, const AttentionDesc& d,
+                            const ModelParams& params);
 // The loop steps of one (batch, head) of an attention call, summed over its rows (queries
 // forward, keys backward): each row costs its CTA's loop length plus s0; CTAs own `tile` rows.
 // Without a mask this is rows × (loop + s0); with one, each CTA loops to the end of its

@@ -40,11 +40,12 @@ struct GemmDesc {
   std::string epilogue = "none";  // cuBLASLt epilogue, lower case: none, bias, relu, gelu, ...
 };
 
-// Which kernel family runs it: FlashAttention 2 (PyTorch SDPA's flash backend), 3, or
-// FlexAttention's Triton kernels (inductor's flex_attention templates).
+// Which kernel family runs it: FlashAttention 2 (PyTorch SDPA's flash backend), 3,
+// FlexAttention's Triton kernels (inductor's flex_attention templates), or PyTorch's
+// memory-efficient kernels (SDPA's EFFICIENT_ATTENTION backend).
 // The protocol's vocabulary: the shim names the implementation on the wire.
 using AttentionImpl = wire::AttentionImpl;
-std::string_view to_string(AttentionImpl impl);  // fa2, fa3, flex
+std::string_view to_string(AttentionImpl impl);  // fa2, fa3, flex, mem_efficient
 std::optional<AttentionImpl> parse_attention_impl(std::string_view name);
 
 // One fused (flash / SDPA) attention call, forward or backward.
