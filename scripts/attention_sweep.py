@@ -6,7 +6,10 @@ forward and backward, through PyTorch's FlashAttention backend, at
     pass's rate (the model takes the published forward ratio for both passes, docs/cost-model.md,
     "Attention"; this project's H200 disagreed on the backward);
   * a Llama 3 8B layer's (batch 1, 32 heads of 128 over 8 KV heads, 8192 tokens), the attention
-    of docs/accuracy.md's TorchTitan rows.
+    of docs/accuracy.md's TorchTitan rows;
+  * the 2048-token shapes of both head dims through the memory-efficient backend, whose rate
+    relative to FA2 the model takes from an A100 figure (docs/cost-model.md, "Memory-efficient
+    attention").
 
 Profiled with `phantora db profile -- python scripts/attention_sweep.py`: the run under the
 simulator records each attention launch, and the profiler relaunches it on the real GPU, so the
@@ -28,6 +31,12 @@ for batch, heads, kv_heads, tokens, head_dim in SHAPES:
     with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
         out = F.scaled_dot_product_attention(q, k, v, is_causal=True,
                                              enable_gqa=kv_heads != heads)
+    out.backward(torch.ones_like(out))
+for batch, heads, tokens, head_dim in [(8, 12, 2048, 64), (8, 6, 2048, 128)]:
+    q, k, v = (torch.randn(batch, heads, tokens, head_dim, device="cuda", dtype=torch.bfloat16,
+                           requires_grad=True) for _ in range(3))
+    with sdpa_kernel(SDPBackend.EFFICIENT_ATTENTION):
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
     out.backward(torch.ones_like(out))
 torch.cuda.synchronize()
 print("attention sweep done")

@@ -450,6 +450,15 @@ std::optional<LaunchWork> launch_work(const TorchKernel& k, const DecodedArgs& d
       w.bytes_written = t->written;
       return w;
     }
+    case TorchFamily::kMemEfficientAttention: {
+      const std::optional<wire::AttentionShape> a =
+          read_mem_efficient(k.mem_efficient, args[0], grid);
+      if (!a) return std::nullopt;
+      w.attention = *a;
+      w.kind = k.mem_efficient.backward ? wire::WorkKind::kAttentionBackward
+                                        : wire::WorkKind::kAttentionForward;
+      return w;
+    }
     case TorchFamily::kUnknown:
       break;
   }

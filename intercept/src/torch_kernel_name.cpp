@@ -603,6 +603,9 @@ TorchKernel classify_torch_kernel(std::string_view demangled) {
     }
   } else if (base.substr(0, 15) == "pytorch_flash::") {
     classify_flash(base, d, k);
+  } else if (auto m = classify_mem_efficient(base, d)) {
+    k.mem_efficient = *m;
+    k.family = TorchFamily::kMemEfficientAttention;
   } else {
     classify_rowwise(base, d, k);
     if (k.family == TorchFamily::kUnknown) classify_indexed(base, d, k);

@@ -18,6 +18,7 @@
 
 #include "torch_counted_kernels.hpp"
 #include "torch_grouped_mm.hpp"
+#include "torch_mem_efficient_attention.hpp"
 #include "torch_multi_tensor.hpp"
 
 namespace phantora::shim {
@@ -48,6 +49,9 @@ enum class TorchFamily : uint8_t {
   // numbers, nll_loss, arange, CUB sort / scan / select, embedding backward's segment kernels
   // (torch_counted_kernels.hpp).
   kCounted,
+  // PyTorch's memory-efficient attention (fmha_cutlassF_* / fmha_cutlassB_*): the shape from
+  // the Params struct (torch_mem_efficient_attention.hpp).
+  kMemEfficientAttention,
 };
 
 enum class FlashKernel : uint8_t {
@@ -127,6 +131,8 @@ struct TorchKernel {
   MultiTensorLimits multi_tensor_limits;
   // kCounted: which parameters hold the count and what an item moves.
   CountedKernel counted;
+  // kMemEfficientAttention: the pass, element type and tiles.
+  MemEfficientKernel mem_efficient;
   // Row-wise kernels: which argument holds the row length (-1: none) and its width in bytes.
   int row_length_arg = -1;
   int row_length_bytes = 0;
