@@ -226,6 +226,17 @@ std::optional<CountedKernel> classify_counted(std::string_view base, std::string
     k.bytes = {scalar_bytes(t[0]), 0, 0, 0};
     if (k.bytes[0] == 0 || !count_arg(p, 2, 0, k)) return std::nullopt;
     return k;
+  } else if ((ends_with(base, "::fused_dropout_kernel_vec") ||
+              ends_with(base, "::fused_dropout_kernel")) &&
+             t.size() == 6 && p.size() == 6) {
+    // <T, acc, index, ADims, VEC, mask_t>(TensorInfo<const T> in, TensorInfo<T> out,
+    // TensorInfo<mask_t> mask, index n, acc p, Philox state), Dropout.cu (nn.Dropout while
+    // training): each of n elements read, written scaled or zeroed, and its keep flag written.
+    k.kind = CountedKind::kDropout;
+    k.work = wire::WorkKind::kRandom;
+    k.bytes = {scalar_bytes(t[0]), scalar_bytes(t[5]), 0, 0};
+    if (k.bytes[0] == 0 || k.bytes[1] == 0 || !count_arg(p, 3, 0, k)) return std::nullopt;
+    return k;
   } else if (base == "at::native::index_elementwise_kernel" && p.size() == 2) {
     // <threads, vt, lambda>(int64 N, lambda), IndexKernel.cu: index / index_put_ over N output
     // elements of OpaqueType<size>; each reads its source element and an int64 index (one
@@ -448,6 +459,12 @@ std::optional<Traffic> counted_traffic(const CountedKernel& k, void* const* args
     case CountedKind::kCopy:
       w.read = w.written = arg(0) * b(0);
       break;
+    case CountedKind::kDropout: {
+      const uint64_t n = arg(0);
+      w.read = n * b(0);
+      w.written = n * (b(0) + b(1));
+      break;
+    }
     case CountedKind::kIndexCopy: {
       const uint64_t n = arg(0);
       w.read = n * (b(0) + b(1));

@@ -1,6 +1,7 @@
 // PyTorch kernels whose work is a count of items held in one integer parameter (or given by
 // the grid, one thread or row per item), with the item's bytes named by the kernel's template
-// arguments: random-number generation (normal_, uniform_, randint, ...), nll_loss, arange, roll,
+// arguments: random-number generation (normal_, uniform_, randint, ...), dropout, nll_loss,
+// arange, roll,
 // advanced indexing, gather and scatter, cumsum along the last dimension, small sorts, warp
 // softmax, repeat_interleave, index_put_ with accumulation, top-k selection, the
 // CUB device-wide primitives PyTorch calls (radix-sort passes, histograms, scans,
@@ -37,6 +38,7 @@ enum class CountedKind : uint8_t {
   kNormCleanup,       // lpnorm_cleanup: one block per tensor over its per-chunk partial norms
   kEmbeddingRows,     // embedding_backward_feature_kernel(indices, grad, weight grad, n, stride)
   kCopy,              // roll_cuda_kernel(in, out, N, ...): every element read and written once
+  kDropout,           // fused_dropout_kernel[_vec](in, out, mask, n, p, ...): nn.Dropout
   kIndexSelect,       // indexSelectLargeIndex(dst, src, indices, ..., total, inner, ...)
   kIndexCopy,         // index_elementwise_kernel(N, f): advanced indexing and index_put_;
                       // _scatter_gather_elementwise_kernel(N, f): gather, scatter

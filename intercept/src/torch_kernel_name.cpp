@@ -176,6 +176,9 @@ int operand_count(std::string_view functor) {
     return 2;
   }
   if (functor.find("UnaryFunctor<") != std::string_view::npos) return 2;
+  // CompareKernels.cu: two tensors compared (a CPU scalar operand is wrapped in a unary functor
+  // instead), a bool written.
+  if (functor.find("CompareFunctor<") != std::string_view::npos) return 3;
   const std::vector<std::string_view> params = lambda_params(functor);
   if (!params.empty()) return static_cast<int>(params.size()) + 1;
   return 0;

@@ -367,6 +367,36 @@ TEST(TorchCountedKernels, SmallEmbeddingBackwardRollAndIndexing) {
   EXPECT_EQ(w->bytes_read, 4096u * 8);
   EXPECT_EQ(w->bytes_written, 4096u * 8);
 
+  // nn.Dropout's kernels: n elements read, written with a one-byte keep flag each; the count is
+  // the fourth parameter, as wide as the index type (unsigned int here, unsigned long below).
+  const TorchKernel dropout = classify_torch_kernel(
+      "void at::native::(anonymous namespace)::fused_dropout_kernel_vec<c10::BFloat16, float, "
+      "unsigned int, 1, 8, bool>(at::cuda::detail::TensorInfo<c10::BFloat16 const, unsigned int>, "
+      "at::cuda::detail::TensorInfo<c10::BFloat16, unsigned int>, at::cuda::detail::TensorInfo<"
+      "bool, unsigned int>, unsigned int, float, at::PhiloxCudaState)");
+  ASSERT_EQ(dropout.family, TorchFamily::kCounted);
+  EXPECT_EQ(dropout.counted.work, phantora::wire::WorkKind::kRandom);
+  uint32_t elements = 6291456;  // 8 x 1024 x 768
+  float keep = 0.9f;
+  char info = 0;
+  void* da[] = {&info, &info, &info, &elements, &keep, &info};
+  w = launch_work(dropout, da, {1024, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->bytes_read, 6291456u * 2);
+  EXPECT_EQ(w->bytes_written, 6291456u * (2 + 1));
+  const TorchKernel dropout_any = classify_torch_kernel(
+      "void at::native::(anonymous namespace)::fused_dropout_kernel<float, float, unsigned long, "
+      "-1, 1, unsigned char>(at::cuda::detail::TensorInfo<float const, unsigned long>, at::cuda::"
+      "detail::TensorInfo<float, unsigned long>, at::cuda::detail::TensorInfo<unsigned char, "
+      "unsigned long>, unsigned long, float, at::PhiloxCudaState)");
+  ASSERT_EQ(dropout_any.family, TorchFamily::kCounted);
+  uint64_t long_elements = 1000;
+  void* la[] = {&info, &info, &info, &long_elements, &keep, &info};
+  w = launch_work(dropout_any, la, {4, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->bytes_read, 1000u * 4);
+  EXPECT_EQ(w->bytes_written, 1000u * (4 + 1));
+
   // x[idx] over 4-byte elements: one element and one int64 index read per output element.
   const TorchKernel index = classify_torch_kernel(
       "void at::native::index_elementwise_kernel<128, 4, at::native::gpu_index_kernel<at::native::"

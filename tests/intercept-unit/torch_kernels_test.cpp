@@ -244,6 +244,23 @@ TEST(TorchKernelName, ElementwiseFamiliesAndOperandSizes) {
   EXPECT_EQ(strided.family, TorchFamily::kStrided);
   EXPECT_EQ(strided.operands, 3);
   EXPECT_EQ(strided.in_bytes, 2);
+  // A comparison of two strided int64 tensors: both read, a bool written per element.
+  const TorchKernel compare = classify(
+      "void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl_nocast<at::native::"
+      "(anonymous namespace)::CompareFunctor<long> >(at::TensorIteratorBase&, at::native::"
+      "(anonymous namespace)::CompareFunctor<long> const&)::{lambda(int)#1}>(int, at::native::"
+      "gpu_kernel_impl_nocast<at::native::(anonymous namespace)::CompareFunctor<long> >(at::"
+      "TensorIteratorBase&, at::native::(anonymous namespace)::CompareFunctor<long> const&)::"
+      "{lambda(int)#1})");
+  EXPECT_EQ(compare.family, TorchFamily::kStrided);
+  EXPECT_EQ(compare.operands, 3);
+  int n = 1000;
+  char lambda = 0;
+  void* args[] = {&n, &lambda};
+  const auto w = launch_work(compare, args, {1, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->bytes_read, 1000u * 8 * 2);
+  EXPECT_EQ(w->bytes_written, 1000u * 1);
 }
 
 TEST(TorchKernelName, ReductionsConcatenationAndRows) {
