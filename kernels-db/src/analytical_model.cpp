@@ -241,7 +241,8 @@ double attention_peak_flops(const GpuPreset& gpu, const AttentionDesc& d,
 namespace {
 
 // The long-sequence efficiency and the per-tile cost s0 of the kernel that runs this call. FA3
-// falls back to FA2 on a part without it (fa3_forward == 0). FlexAttention is FA2's curve at its
+// and cuDNN's kernels have curves of their own, and take FA2's on a part without a figure
+// (fa3_forward or cudnn_forward 0). FlexAttention is FA2's curve at its
 // published rate relative to FA2 (the same algorithm in Triton, its tiles loop the same way).
 // PyTorch's memory-efficient kernels are FA2's plateau at their published rate relative to FA2,
 // with their own s0 and head-dim rates (both published only for forward + backward together).
@@ -253,11 +254,21 @@ struct AttentionCurve {
 };
 AttentionCurve attention_curve(const AttentionDesc& d, const ModelParams::PerGpu& eff,
                                const ModelParams& params) {
-  const bool fa3 = d.impl == AttentionImpl::kFlash3 && eff.fa3_forward > 0;
-  if (fa3) {
-    const double rate = head_dim_rate(params.attention_fa3_head_dim, d.head_dim);
-    return d.backward ? AttentionCurve{rate * eff.fa3_backward, params.attention_fa3_s0.backward}
-                      : AttentionCurve{rate * eff.fa3_forward, params.attention_fa3_s0.forward};
+  // Kernels with their own curve on this part: FA3, cuDNN's.
+  struct OwnCurve {
+    AttentionImpl impl;
+    double forward, backward;
+    const ModelParams::AttentionS0& s0;
+    const ModelParams::HeadDimRates& head_dim;
+  };
+  for (const OwnCurve& c : {OwnCurve{AttentionImpl::kFlash3, eff.fa3_forward, eff.fa3_backward,
+                                     params.attention_fa3_s0, params.attention_fa3_head_dim},
+                            OwnCurve{AttentionImpl::kCudnn, eff.cudnn_forward, eff.cudnn_backward,
+                                     params.attention_cudnn_s0, params.attention_cudnn_head_dim}}) {
+    if (d.impl != c.impl || c.forward <= 0) continue;
+    const double rate = head_dim_rate(c.head_dim, d.head_dim);
+    return d.backward ? AttentionCurve{rate * c.backward, c.s0.backward}
+                      : AttentionCurve{rate * c.forward, c.s0.forward};
   }
   const double fa2 = d.backward ? eff.fa2_backward : eff.fa2_forward;
   if (d.impl == AttentionImpl::kMemEfficient) {

@@ -70,6 +70,10 @@ ModelParams ModelParams::from_string(std::string_view toml_text, std::string_vie
                               positive(attn, "fa2_head_dim_256")};
   p.attention_fa3_head_dim = {positive(attn, "fa3_head_dim_64"),
                               positive(attn, "fa3_head_dim_256")};
+  p.attention_cudnn_s0 = {non_negative(attn, "cudnn_forward_s0"),
+                          non_negative(attn, "cudnn_backward_s0")};
+  p.attention_cudnn_head_dim = {positive(attn, "cudnn_head_dim_64"),
+                                positive(attn, "cudnn_head_dim_256")};
   p.attention_mem_efficient_rate = positive(attn, "mem_efficient_rate");
   p.attention_mem_efficient_s0 = non_negative(attn, "mem_efficient_s0");
   p.attention_mem_efficient_head_dim = {positive(attn, "mem_efficient_head_dim_64"),
@@ -93,6 +97,11 @@ ModelParams ModelParams::from_string(std::string_view toml_text, std::string_vie
     g.fa3_backward = fraction(t, "fa3_backward", /*zero_ok=*/true);
     if ((g.fa3_forward == 0) != (g.fa3_backward == 0)) {
       t.fail("fa3_backward", "fa3_forward and fa3_backward must both be 0 or both positive");
+    }
+    g.cudnn_forward = fraction(t, "cudnn_forward", /*zero_ok=*/true);
+    g.cudnn_backward = fraction(t, "cudnn_backward", /*zero_ok=*/true);
+    if ((g.cudnn_forward == 0) != (g.cudnn_backward == 0)) {
+      t.fail("cudnn_backward", "cudnn_forward and cudnn_backward must both be 0 or both positive");
     }
     g.flex_forward = positive(t, "flex_forward");
     g.flex_backward = positive(t, "flex_backward");

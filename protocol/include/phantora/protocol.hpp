@@ -271,6 +271,7 @@ enum class AttentionImpl : uint8_t {
   // PyTorch's memory-efficient attention (SDPA's EFFICIENT_ATTENTION backend: the CUTLASS
   // kernels fmha_cutlassF_* / fmha_cutlassB_* it took from xFormers)
   kMemEfficient = 3,
+  kCudnn = 4,  // cuDNN's attention (its backend graph API: PyTorch's CUDNN_ATTENTION backend)
 };
 // Their names: kernels-db's attention signatures (impl=...) and the impl argument of the shim's
 // phantora_describe_next_attention().
@@ -282,7 +283,8 @@ inline constexpr AttentionImplName kAttentionImplNames[] = {
     {AttentionImpl::kFlash2, "fa2"},
     {AttentionImpl::kFlash3, "fa3"},
     {AttentionImpl::kFlex, "flex"},
-    {AttentionImpl::kMemEfficient, "mem_efficient"}};
+    {AttentionImpl::kMemEfficient, "mem_efficient"},
+    {AttentionImpl::kCudnn, "cudnn"}};
 inline std::optional<AttentionImpl> parse_attention_impl(std::string_view name) {
   for (const AttentionImplName& n : kAttentionImplNames) {
     if (n.name == name) return n.impl;

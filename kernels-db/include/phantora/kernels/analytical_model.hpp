@@ -23,7 +23,8 @@ struct ModelParams {
     // Attention kernels' efficiency on long sequences (the plateau of their curve; the curve
     // itself comes from AttentionS0).
     double fa2_forward = 0, fa2_backward = 0;
-    double fa3_forward = 0, fa3_backward = 0;  // 0: not available on this part
+    double fa3_forward = 0, fa3_backward = 0;      // 0: not available on this part
+    double cudnn_forward = 0, cudnn_backward = 0;  // 0: no figure on this part (FA2's curve)
     // FlexAttention's Triton kernels: their rate over FA2's at the same shape (FA2's curve).
     double flex_forward = 0, flex_backward = 0;
     double memory_efficiency = 0;
@@ -54,8 +55,8 @@ struct ModelParams {
   uint64_t attention_tile_q = 0;
   SimTime attention_overhead;
   double attention_backward_flops_factor = 0;
-  AttentionS0 attention_fa2_s0, attention_fa3_s0;
-  HeadDimRates attention_fa2_head_dim, attention_fa3_head_dim;
+  AttentionS0 attention_fa2_s0, attention_fa3_s0, attention_cudnn_s0;
+  HeadDimRates attention_fa2_head_dim, attention_fa3_head_dim, attention_cudnn_head_dim;
   // PyTorch's memory-efficient attention (AttentionImpl::kMemEfficient): FA2's plateau times
   // this rate, with its own s0 (both passes) and head-dim rates.
   double attention_mem_efficient_rate = 0;
