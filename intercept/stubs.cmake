@@ -8,7 +8,7 @@
 #     the same for another library, e.g. phantora_library_stubs(PHANTORA_CUBLAS_STUBS libcublas).
 #
 # <library> is the base name of a library in the CUDA toolkit's library directory
-# (libcudart, libcublas, libcublasLt, libnccl). The generated source is
+# (libcudart, libcublas, libcublasLt, libnccl, libcudnn). The generated source is
 # ${CMAKE_CURRENT_BINARY_DIR}/stubs_<name>.cpp (<name> without "lib", lower case); its path is
 # stored in <out_var>. It is regenerated at build time when the library, the extra name lists
 # or the generator change. For cudart, ${PHANTORA_CUDART12_ONLY_NAMES} lists the CUDA 12

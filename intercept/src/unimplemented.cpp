@@ -11,21 +11,19 @@
 
 namespace {
 
-// Libraries the simulator does not stand in for, which reach the driver on their own: the
-// entry point is one of theirs, not the program's, and the fix is to keep the program off them.
-struct CallerHint {
-  std::string_view library;  // the start of the library's file name
+// Libraries the simulator stands in for only in part: an entry point of theirs (by its name's
+// prefix), or a driver entry point one of them called (by the calling library's file name), is
+// one the program reached through them, and the fix is to keep the program off that part.
+struct Hint {
+  std::string_view prefix;  // of the entry point's name, or of the calling library's file name
   std::string_view hint;
 };
-constexpr CallerHint kCallerHints[] = {
-    {"libcudnn",
-     "cuDNN is not simulated (docs/pytorch.md, \"cuDNN\"): a program must not call it. "
-     "phantora's start-up hook turns cuDNN off for PyTorch, so a PyTorch program reaches it only "
-     "by turning it back on: torch.backends.cuda.enable_cudnn_sdp(True) with the other attention "
-     "backends disabled, sdpa_kernel(SDPBackend.CUDNN_ATTENTION) or "
-     "torch.backends.cudnn.enabled = True. Leave it off (scaled_dot_product_attention then runs "
-     "flash attention, which is priced)."},
-};
+constexpr std::string_view kCudnnHint =
+    "cuDNN is simulated for attention only, through its graph API (docs/pytorch.md, "
+    "\"cuDNN\"); the rest of it is not. phantora's start-up hook turns cuDNN's convolutions off "
+    "for PyTorch (torch.backends.cudnn.enabled = False); leave them off.";
+constexpr Hint kEntryPointHints[] = {{"cudnn", kCudnnHint}};
+constexpr Hint kCallerHints[] = {{"libcudnn", kCudnnHint}};
 
 std::string_view base_name(const char* path) {
   const char* slash = std::strrchr(path, '/');
@@ -67,12 +65,12 @@ extern "C" {
                  name, static_cast<int>(caller.size()), caller.data());
   }
   std::fprintf(stderr, "; the program called it and cannot continue.");
-  const CallerHint* hint = nullptr;
-  for (const CallerHint& h : kCallerHints) {
-    if (caller.starts_with(h.library)) {
-      hint = &h;
-      break;
-    }
+  const Hint* hint = nullptr;
+  for (const Hint& h : kEntryPointHints) {
+    if (std::string_view(name).starts_with(h.prefix)) hint = &h;
+  }
+  for (const Hint& h : kCallerHints) {
+    if (hint == nullptr && caller.starts_with(h.prefix)) hint = &h;
   }
   if (hint != nullptr) {
     std::fprintf(stderr, " %.*s\n", static_cast<int>(hint->hint.size()), hint->hint.data());

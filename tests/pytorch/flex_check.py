@@ -26,6 +26,7 @@ Usage: flex_check.py RUN_DIR
 import sys
 
 from kernels_data import kernels_data
+from trace_checks import Failures, exit_with
 from trace_events import gpu_spans
 
 FORWARD_RATE, BACKWARD_RATE = 1.25, 1.03
@@ -46,11 +47,8 @@ def main():
             if e["name"].startswith("triton_tem_fused") and "flex_attention" in e["name"]]
     flex_fwd = [e for e in flex if "flex_attention_backward" not in e["name"]]
     flex_bwd = [e for e in flex if "flex_attention_backward" in e["name"]]
-    failures = []
-
-    def expect(cond, what):
-        if not cond:
-            failures.append(what)
+    failures = Failures()
+    expect = failures.expect
 
     # SDPA calls in program order: causal, full; each forward then its backward. Flex: causal,
     # full, sliding window, causal AND document, causal from the compiled create_block_mask,
@@ -59,15 +57,11 @@ def main():
            f"SDPA flash kernels: {len(flash_fwd)} forward, {len(flash_bwd)} backward, want 2 + 2")
     expect(len(flex_fwd) == 7 and len(flex_bwd) == 7,
            f"flex kernels: {len(flex_fwd)} forward, {len(flex_bwd)} backward, want 7 + 7")
-    for e in flex_fwd + flex_bwd:
-        expect(e["args"].get("source") == "modelled",
-               f"{e['name']} priced by {e['args'].get('source')}, want the attention model")
+    failures.modelled(flex_fwd + flex_bwd, "the attention model")
     if failures:
         return failures
 
-    def check(name, got, want):
-        print(f"{name}: {got:.3f} us, want {want:.3f} us")
-        expect(abs(got - want) <= 0.01 + 1e-4 * want, f"{name}: {got:.3f} us, want {want:.3f} us")
+    check = failures.near
 
     def against_fa2(fa2, rate):
         return (fa2["dur"] - FIXED_US) / rate + FIXED_US
@@ -97,7 +91,4 @@ def main():
 
 
 if __name__ == "__main__":
-    problems = main()
-    for p in problems:
-        print("FAIL:", p)
-    sys.exit(1 if problems else 0)
+    exit_with(main())

@@ -23,6 +23,7 @@ Usage: mem_efficient_check.py RUN_DIR
 import sys
 
 from kernels_data import kernels_data
+from trace_checks import Failures, exit_with
 from trace_events import gpu_spans
 
 FIXED_US = 4.0
@@ -34,19 +35,14 @@ def main():
     flash = [e for e in events if "flash_fwd_kernel" in e["name"]]
     fwd = [e for e in events if "fmha_cutlassF_" in e["name"]]
     bwd = [e for e in events if "fmha_cutlassB_" in e["name"]]
-    failures = []
-
-    def expect(cond, what):
-        if not cond:
-            failures.append(what)
+    failures = Failures()
+    expect = failures.expect
 
     # Program order: flash self; mem-eff self, cross, fp32, causal (its backward), masked.
     expect(len(flash) == 1 and len(fwd) == 5 and len(bwd) == 1,
            f"kernels: {len(flash)} flash, {len(fwd)} memory-efficient forward, {len(bwd)} "
            "backward; want 1, 5, 1")
-    for e in fwd + bwd:
-        expect(e["args"].get("source") == "modelled",
-               f"{e['name']} priced by {e['args'].get('source')}, want the attention model")
+    failures.modelled(fwd + bwd, "the attention model")
     if failures:
         return failures
 
@@ -55,9 +51,7 @@ def main():
     perf = kernels_data("gpus")["gpu"]["h100"]["perf"]
     s0, s0_fa2 = attention["mem_efficient_s0"], attention["fa2_forward_s0"]
 
-    def check(name, got, want):
-        print(f"{name}: {got:.3f} us, want {want:.3f} us")
-        expect(abs(got - want) <= 0.01 + 1e-4 * want, f"{name}: {got:.3f} us, want {want:.3f} us")
+    check = failures.near
 
     def net(e):
         return e["dur"] - FIXED_US
@@ -81,7 +75,4 @@ def main():
 
 
 if __name__ == "__main__":
-    problems = main()
-    for p in problems:
-        print("FAIL:", p)
-    sys.exit(1 if problems else 0)
+    exit_with(main())

@@ -3,10 +3,10 @@
 (Python's clocks need nothing here: time.perf_counter, time.monotonic, time.time and the rest
 read the C library's clocks, which the preloaded libphantora.so makes the thread's simulated host
 clock; docs/time.md.) In every Python process of the job it
-  * turns cuDNN off for PyTorch once torch is imported (docs/pytorch.md: convolutions take
-    PyTorch's own kernels, attention the flash/efficient kernels), since cuDNN talks to the
-    driver directly and cannot run on the virtual GPU; a program that turns cuDNN attention
-    back on (enable_cudnn_sdp(True)) is told where, on standard error.
+  * turns cuDNN off for PyTorch once torch is imported (docs/pytorch.md, "cuDNN"):
+    convolutions take PyTorch's own kernels (cuDNN's talk to the driver directly and cannot run
+    on the virtual GPU), attention the flash kernels; a program that turns cuDNN attention back
+    on (enable_cudnn_sdp(True)) gets it, through the shim's stand-in for cuDNN's graph API.
   * once TorchTitan's token dispatcher is imported, supplies its expert-parallel routing counts
     from the host (phantora_moe_routing.py: the counts are computed on the GPU, which does not
     run kernels).
@@ -83,27 +83,6 @@ def _configure_torch(torch):
     except Exception as e:  # an older or newer torch without these switches
         print(f"phantora: could not turn cuDNN off in torch {getattr(torch, '__version__', '?')}: {e}",
               file=sys.stderr)
-        return
-    _warn_when_cudnn_sdp_is_enabled(torch.backends.cuda)
-
-
-def _warn_when_cudnn_sdp_is_enabled(backends_cuda):
-    """A program that turns cuDNN attention back on stops at its first attention call that
-    reaches cuDNN, in C, with no Python stack: say where it turned it on, when it does."""
-    import traceback
-
-    enable = backends_cuda.enable_cudnn_sdp
-
-    def enable_cudnn_sdp(enabled):
-        if enabled:
-            caller = traceback.extract_stack(limit=2)[0]
-            print(f"phantora: {caller.filename}:{caller.lineno} turns cuDNN attention on "
-                  "(enable_cudnn_sdp(True)); cuDNN is not simulated, so an attention call that "
-                  "reaches it will stop the run (docs/pytorch.md, \"cuDNN\")", file=sys.stderr)
-        return enable(enabled)
-
-    enable_cudnn_sdp.__doc__ = enable.__doc__
-    backends_cuda.enable_cudnn_sdp = enable_cudnn_sdp
 
 
 def _route_torchtitan_moe(module):

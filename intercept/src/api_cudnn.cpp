@@ -1,0 +1,284 @@
+// cuDNN's attention, through its backend (graph) API: the handle calls and the cudnnBackend*
+// entry points PyTorch's cuDNN attention reaches (via cuDNN's frontend), standing in for
+// libcudnn's (the real library is still loaded: it is linked by torch, and anything else in it
+// reaches the driver on its own and stops loudly, unimplemented.cpp). Descriptors are kept as
+// data (cudnn_graph.hpp); the engine heuristics offer one engine for every graph; executing a
+// plan sends the attention call its graph describes (decode_cudnn_attention) as one kernel on
+// the handle's stream, priced by the attention model (impl cudnn). A graph that is not an
+// attention the decoder knows has no engine, and executing one stops the run naming it.
+#include <cudnn_graph.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "capture.hpp"
+#include "context.hpp"
+#include "cudnn_graph.hpp"
+#include "runtime.hpp"
+
+using namespace phantora;
+using namespace phantora::shim;
+
+// The opaque handle type the header forward-declares; the shim owns its layout.
+struct cudnnContext {
+  cudaStream_t stream = nullptr;  // as set by the program; resolved at each execution
+  int ordinal = 0;                // device current at cudnnCreate
+};
+
+namespace {
+
+CudnnDescriptor* descriptor_of(cudnnBackendDescriptor_t d) {
+  return reinterpret_cast<CudnnDescriptor*>(d);
+}
+
+bool valid(const void* p) {
+  return p != nullptr;
+}
+
+// The operation graph an execution plan runs: plan -> engine config -> engine -> graph.
+const CudnnDescriptor* plan_graph(const CudnnDescriptor& plan) {
+  const CudnnDescriptor* cfg = plan.descriptor(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG);
+  const CudnnDescriptor* engine = cfg ? cfg->descriptor(CUDNN_ATTR_ENGINECFG_ENGINE) : nullptr;
+  return engine ? engine->descriptor(CUDNN_ATTR_ENGINE_OPERATION_GRAPH) : nullptr;
+}
+
+// Engine queries with nothing to report (notes, knobs, intermediates) answer no elements;
+// sizes and indices answer 0: one engine, no workspace, no shared memory of its own.
+bool answers_none(int name) {
+  switch (name) {
+    case CUDNN_ATTR_ENGINE_NUMERICAL_NOTE:
+    case CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE:
+    case CUDNN_ATTR_ENGINE_KNOB_INFO:
+    case CUDNN_ATTR_ENGINECFG_KNOB_CHOICES:
+    case CUDNN_ATTR_ENGINECFG_INTERMEDIATE_INFO:
+    case CUDNN_ATTR_EXECUTION_PLAN_COMPUTED_INTERMEDIATE_UIDS:
+    case CUDNN_ATTR_EXECUTION_PLAN_RUN_ONLY_INTERMEDIATE_UIDS:
+      return true;
+    default:
+      return false;
+  }
+}
+bool answers_zero(int name) {
+  switch (name) {
+    case CUDNN_ATTR_ENGINE_GLOBAL_INDEX:
+    case CUDNN_ATTR_ENGINECFG_WORKSPACE_SIZE:
+    case CUDNN_ATTR_ENGINECFG_SHARED_MEMORY_USED:
+    case CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void set_descriptor_attribute(CudnnDescriptor& d, int name,
+                              std::shared_ptr<const CudnnDescriptor> value) {
+  CudnnAttribute a;
+  a.type = CUDNN_TYPE_BACKEND_DESCRIPTOR;
+  a.count = 1;
+  a.descriptors.push_back(std::move(value));
+  d.attributes[name] = std::move(a);
+}
+
+// The engine heuristics' answer: one engine for a graph the decoder knows, none otherwise.
+cudnnStatus_t heuristics_results(const CudnnDescriptor& heur, int64_t requested, int64_t* count,
+                                 void* elements) {
+  const CudnnDescriptor* graph = heur.descriptor(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH);
+  if (graph == nullptr || !decode_cudnn_attention(*graph)) {
+    std::fprintf(stderr,
+                 "phantora: cuDNN graph (%s) is not an attention the simulator knows: it stands "
+                 "in for cuDNN's attention only, so no engine is offered (docs/pytorch.md, "
+                 "\"cuDNN\"). PyTorch's convolutions run on its own kernels with "
+                 "torch.backends.cudnn.enabled = False, as phantora's start-up hook sets it.\n",
+                 graph ? describe_cudnn_graph(*graph).c_str() : "none");
+    if (count != nullptr) *count = 0;
+    return CUDNN_STATUS_SUCCESS;
+  }
+  if (count != nullptr) *count = 1;
+  if (requested >= 1 && elements != nullptr) {
+    auto engine = std::make_shared<CudnnDescriptor>();
+    engine->type = CUDNN_BACKEND_ENGINE_DESCRIPTOR;
+    engine->attributes[CUDNN_ATTR_ENGINE_OPERATION_GRAPH] =
+        heur.attributes.at(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH);
+    engine->finalized = true;
+    CudnnDescriptor* cfg = descriptor_of(static_cast<cudnnBackendDescriptor_t*>(elements)[0]);
+    if (cfg == nullptr) return CUDNN_STATUS_BAD_PARAM;
+    cfg->type = CUDNN_BACKEND_ENGINECFG_DESCRIPTOR;
+    set_descriptor_attribute(*cfg, CUDNN_ATTR_ENGINECFG_ENGINE, std::move(engine));
+    cfg->finalized = true;
+  }
+  return CUDNN_STATUS_SUCCESS;
+}
+
+// The simulated kernel of one attention call: its grid as FlashAttention's (row blocks of 128,
+// heads, batch).
+void submit_attention(cudnnHandle_t handle, const CudnnAttention& call) {
+  const int saved = current_device();
+  set_current_device(handle->ordinal);
+  CUstream_st* s = resolve_stream(handle->stream, false);
+  set_current_device(saved);
+  static const uint32_t forward_id = Runtime::get().kernel_id("cudnn_sdpa_forward");
+  static const uint32_t backward_id = Runtime::get().kernel_id("cudnn_sdpa_backward");
+  const wire::AttentionShape& a = call.shape;
+  const uint32_t rows = call.backward ? a.seq_k : a.seq_q;
+  wire::KernelWork work{};
+  work.kind =
+      call.backward ? wire::WorkKind::kAttentionBackward : wire::WorkKind::kAttentionForward;
+  work.attention = a;
+  const uint32_t grid[3] = {(rows + 127) / 128, a.heads_q, a.batch};
+  if (s->capture != nullptr) {
+    wire::GraphNode n{};
+    n.kind = wire::GraphNodeKind::kKernel;
+    n.kernel = call.backward ? backward_id : forward_id;
+    std::memcpy(n.grid, grid, sizeof(grid));
+    n.block[0] = 256, n.block[1] = n.block[2] = 1;
+    n.work = work;
+    capture_node(s, n);
+    return;
+  }
+  wire::Launch l{};
+  l.stream = s->id;
+  l.device = s->device;
+  l.kernel = call.backward ? backward_id : forward_id;
+  std::memcpy(l.grid, grid, sizeof(grid));
+  l.block[0] = 256, l.block[1] = l.block[2] = 1;
+  l.work = work;
+  Runtime::get().submit(wire::RecordType::kLaunch, &l, sizeof(l));
+}
+
+}  // namespace
+
+extern "C" {
+
+cudnnStatus_t cudnnCreate(cudnnHandle_t* handle) {
+  if (!valid(handle)) return CUDNN_STATUS_BAD_PARAM;
+  *handle = new cudnnContext{nullptr, current_device()};
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnDestroy(cudnnHandle_t handle) {
+  delete handle;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnSetStream(cudnnHandle_t handle, cudaStream_t stream) {
+  if (!valid(handle)) return CUDNN_STATUS_BAD_PARAM;
+  handle->stream = stream;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnGetStream(cudnnHandle_t handle, cudaStream_t* stream) {
+  if (!valid(handle) || !valid(stream)) return CUDNN_STATUS_BAD_PARAM;
+  *stream = handle->stream;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnBackendCreateDescriptor(cudnnBackendDescriptorType_t type,
+                                           cudnnBackendDescriptor_t* descriptor) {
+  if (!valid(descriptor)) return CUDNN_STATUS_BAD_PARAM;
+  auto* d = new CudnnDescriptor{};
+  d->type = type;
+  *descriptor = reinterpret_cast<cudnnBackendDescriptor_t>(d);
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnBackendDestroyDescriptor(cudnnBackendDescriptor_t descriptor) {
+  delete descriptor_of(descriptor);
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnBackendInitialize(cudnnBackendDescriptor_t descriptor) {
+  return valid(descriptor) ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_BAD_PARAM;
+}
+
+cudnnStatus_t cudnnBackendSetAttribute(cudnnBackendDescriptor_t descriptor,
+                                       cudnnBackendAttributeName_t name,
+                                       cudnnBackendAttributeType_t type, int64_t count,
+                                       const void* elements) {
+  CudnnDescriptor* d = descriptor_of(descriptor);
+  if (d == nullptr || count < 0 || (count > 0 && elements == nullptr)) {
+    return CUDNN_STATUS_BAD_PARAM;
+  }
+  CudnnAttribute a;
+  a.type = type;
+  a.count = count;
+  const auto* bytes = static_cast<const uint8_t*>(elements);
+  a.bytes.assign(bytes, bytes + cudnn_element_bytes(type) * static_cast<size_t>(count));
+  if (type == CUDNN_TYPE_BACKEND_DESCRIPTOR) {
+    const auto* values = static_cast<const cudnnBackendDescriptor_t*>(elements);
+    for (int64_t i = 0; i < count; ++i) {
+      const CudnnDescriptor* v = descriptor_of(values[i]);
+      if (v == nullptr) return CUDNN_STATUS_BAD_PARAM;
+      a.descriptors.push_back(std::make_shared<const CudnnDescriptor>(*v));
+    }
+  }
+  d->attributes[name] = std::move(a);
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t descriptor) {
+  CudnnDescriptor* d = descriptor_of(descriptor);
+  if (d == nullptr) return CUDNN_STATUS_BAD_PARAM;
+  d->finalized = true;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const descriptor,
+                                       cudnnBackendAttributeName_t name,
+                                       cudnnBackendAttributeType_t type, int64_t requested,
+                                       int64_t* count, void* elements) {
+  const CudnnDescriptor* d = descriptor_of(descriptor);
+  if (d == nullptr || requested < 0) return CUDNN_STATUS_BAD_PARAM;
+  if (const CudnnAttribute* a = d->find(name)) {
+    if (count != nullptr) *count = a->count;
+    const int64_t n = std::min(requested, a->count);
+    if (n > 0 && elements == nullptr) return CUDNN_STATUS_BAD_PARAM;
+    if (type == CUDNN_TYPE_BACKEND_DESCRIPTOR) {
+      auto* out = static_cast<cudnnBackendDescriptor_t*>(elements);
+      for (int64_t i = 0; i < n && i < static_cast<int64_t>(a->descriptors.size()); ++i) {
+        CudnnDescriptor* target = descriptor_of(out[i]);
+        if (target == nullptr) return CUDNN_STATUS_BAD_PARAM;
+        *target = *a->descriptors[i];
+      }
+    } else if (n > 0) {
+      std::memcpy(elements, a->bytes.data(),
+                  std::min(a->bytes.size(), cudnn_element_bytes(type) * static_cast<size_t>(n)));
+    }
+    return CUDNN_STATUS_SUCCESS;
+  }
+  if (name == CUDNN_ATTR_ENGINEHEUR_RESULTS) {
+    return heuristics_results(*d, requested, count, elements);
+  }
+  if (answers_none(name)) {
+    if (count != nullptr) *count = 0;
+    return CUDNN_STATUS_SUCCESS;
+  }
+  if (answers_zero(name)) {
+    if (count != nullptr) *count = 1;
+    if (requested >= 1 && elements != nullptr) std::memset(elements, 0, cudnn_element_bytes(type));
+    return CUDNN_STATUS_SUCCESS;
+  }
+  return CUDNN_STATUS_NOT_SUPPORTED;
+}
+
+cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle, cudnnBackendDescriptor_t plan,
+                                  cudnnBackendDescriptor_t variant_pack) {
+  const CudnnDescriptor* p = descriptor_of(plan);
+  if (!valid(handle) || p == nullptr || !valid(variant_pack)) return CUDNN_STATUS_BAD_PARAM;
+  const CudnnDescriptor* graph = plan_graph(*p);
+  const std::optional<CudnnAttention> call = graph ? decode_cudnn_attention(*graph) : std::nullopt;
+  if (!call) {
+    std::fprintf(stderr,
+                 "phantora: cudnnBackendExecute of a graph (%s) that is not an attention the "
+                 "simulator knows: cuDNN is simulated for attention only (docs/pytorch.md, "
+                 "\"cuDNN\")\n",
+                 graph ? describe_cudnn_graph(*graph).c_str() : "none");
+    std::abort();
+  }
+  submit_attention(handle, *call);
+  return CUDNN_STATUS_SUCCESS;
+}
+
+}  // extern "C"

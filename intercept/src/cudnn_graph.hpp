@@ -1,0 +1,71 @@
+// cuDNN's backend (graph) API as data: the descriptors a program builds with
+// cudnnBackendCreateDescriptor / SetAttribute / Finalize (api_cudnn.cpp keeps them), and the
+// attention call an operation graph of scaled-dot-product attention describes. cuDNN's
+// frontend (which PyTorch's cuDNN attention uses) builds such graphs either as one native
+// SDPA operation (cuDNN 9.20 and later for the forward: CUDNN_BACKEND_OPERATION_SDPA_FWD,
+// its mask a diagonal-band subgraph) or as the composite of matrix products, pointwise
+// operations and reductions it lowers SDPA to (the backward; older releases' forward). Pure
+// data work: no CUDA, no process state.
+#pragma once
+
+#include <cudnn_graph.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "phantora/protocol.hpp"
+
+namespace phantora::shim {
+
+struct CudnnDescriptor;
+
+// One attribute as set: its element type, count and bytes; descriptor-valued attributes hold
+// copies of the descriptors (cuDNN copies them when they are set: a program may destroy its
+// own afterwards).
+struct CudnnAttribute {
+  cudnnBackendAttributeType_t type{};
+  int64_t count = 0;
+  std::vector<uint8_t> bytes;
+  std::vector<std::shared_ptr<const CudnnDescriptor>> descriptors;
+};
+
+struct CudnnDescriptor {
+  cudnnBackendDescriptorType_t type{};
+  std::map<int, CudnnAttribute> attributes;  // by cudnnBackendAttributeName_t
+  bool finalized = false;
+
+  const CudnnAttribute* find(int name) const;
+  // The attribute's first int64 (or int32, for those types) element; nullopt when unset.
+  std::optional<int64_t> integer(int name) const;
+  std::vector<int64_t> integers(int name) const;  // every int64 element
+  // The i-th descriptor held by a descriptor-valued attribute; null when unset.
+  const CudnnDescriptor* descriptor(int name, size_t i = 0) const;
+};
+
+// Bytes of one element of an attribute type (cudnn_graph.h's cudnnBackendAttributeType_t).
+size_t cudnn_element_bytes(cudnnBackendAttributeType_t type);
+
+// Names of newer releases than the headers the shim is built with (cuDNN 9.19): the native
+// SDPA forward's score subgraph and softmax (9.20, 9.21), the diagonal-band mask operation.
+inline constexpr int kCudnnDiagonalBandMaskOperation = 44;  // OPERATION_DIAGONAL_BAND_MASK
+inline constexpr int kCudnnSoftmaxOperation = 45;           // OPERATION_SOFTMAX
+inline constexpr int kCudnnSdpaFwdSubgraph = 2811;          // OPERATION_SDPA_FWD_SUBGRAPH
+inline constexpr int kCudnnDiagonalBandMaskMode = 3007;     // ..._BAND_MASK_COMPARISON_MODE
+
+struct CudnnAttention {
+  wire::AttentionShape shape;  // impl kCudnn
+  bool backward = false;
+};
+
+// The attention call an operation graph (a finalized CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR)
+// computes; nullopt when it is not one this decoder knows (docs/kernels.md, "cuDNN").
+std::optional<CudnnAttention> decode_cudnn_attention(const CudnnDescriptor& operation_graph);
+
+// The operations of a graph by descriptor type, for messages ("OPERATION_MATMUL x2, ...").
+std::string describe_cudnn_graph(const CudnnDescriptor& operation_graph);
+
+}  // namespace phantora::shim
