@@ -8,7 +8,8 @@ after the last step runs the forward too), sums the GPU's kernels and copies tha
 them by family, and prints milliseconds per step.
 
 Families, by the name the trace gives a span: `gemm:` (GEMMs priced from their signature),
-`triton_` (inductor's and Triton's kernels), `pytorch_flash` (attention), copies and memsets,
+`triton_` (inductor's and Triton's kernels), attention (`pytorch_flash`, PyTorch's
+memory-efficient `fmha_cutlass`, cuDNN's `cudnn_sdpa`), copies and memsets,
 and every other kernel.
 
 Usage: scripts/step_breakdown.py RUN/trace.json --per-step 12 [--gpu 0] [--steps 8] [--skip 12]
@@ -18,9 +19,10 @@ import argparse
 import json
 import sys
 
+ATTENTION_KERNELS = ("pytorch_flash", "fmha_cutlass", "cudnn_sdpa")
 FAMILIES = (  # (family, test on a span) in the order they are tried
     ("GEMMs", lambda e: e["name"].startswith("gemm:")),
-    ("attention", lambda e: "pytorch_flash" in e["name"]),
+    ("attention", lambda e: any(k in e["name"] for k in ATTENTION_KERNELS)),
     ("inductor/Triton", lambda e: e["name"].startswith("triton_")),
     ("copies and memsets", lambda e: e.get("cat") in ("memcpy", "memset")),
     ("other kernels", lambda e: True),
