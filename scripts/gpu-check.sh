@@ -12,7 +12,8 @@
 # On a GPU it also runs the job for 6 and 11 steps under torch.profiler and under phantora (one
 # steady step's GPU time, kernel by kernel, on both sides), times the sweep's GEMMs through
 # torch.matmul (scripts/gemm_timing.py: gemm-timing.txt) and PyTorch's fill, copy and add by
-# size (scripts/memory_timing.py: memory-timing.txt; both scripts under `phantora run` give the
+# size (scripts/memory_timing.py: memory-timing.txt), attention through flash and cuDNN
+# (scripts/attention_timing.py: attention-timing.txt; these scripts under `phantora run` give the
 # model's side) and samples the GPU's clocks, power and clock-event reasons every
 # 100 ms throughout (nvidia-smi: clocks.csv).
 # A step that fails is reported and the check goes on with the steps that do not need it.
@@ -115,6 +116,9 @@ if [ $DRY = 0 ]; then
     FAILED+=("gemm_timing.py")
   echo "gpu-check: timing fills, copies and adds by size (1 MiB to 2 GiB)"
   "$PY" scripts/memory_timing.py >"$OUT/memory-timing.txt" 2>&1 || FAILED+=("memory_timing.py")
+  echo "gpu-check: timing attention through flash and cuDNN (modded-nanogpt's shape)"
+  "$PY" scripts/attention_timing.py >"$OUT/attention-timing.txt" 2>&1 ||
+    FAILED+=("attention_timing.py")
 fi
 echo "gpu-check: profiling the job and the GEMM sweep (log: $OUT/profile.log)"
 profile --signatures "$SWEEP" -- "${JOB[@]}"

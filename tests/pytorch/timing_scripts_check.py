@@ -14,8 +14,13 @@ memory (scripts/memory_timing.py, 64 MiB bf16 tensors):
   fill: 3 us + 64 MiB / (3350 GB/s x 0.90) = 25.26 us; add: 3 us + 3 x 64 MiB / (...) = 69.77 us
   (the memory-bound model); copy (a device-to-device cudaMemcpyAsync): 2 us + 2 x 64 MiB /
   (3350 GB/s x 0.90) = 46.52 us (the copy model, docs/kernels.md: the same achieved HBM rate).
+attention (scripts/attention_timing.py, 64 x 6 heads x 1024 tokens x 128, causal): each forward
+  is 4 us + 64 x 6 x work(s0) x 4 x 128 FLOPs / (989.4 TFLOPS x plateau x 1575 / 1830) (the h100
+  preset's sustained clock over the figures' 1830 MHz), work(s0) = 128^2 x 8 x 9 / 2 + 1024 x s0
+  loop steps of the causal CTAs, with flash's plateau and s0 (FA2's) and cuDNN's
+  (models.toml); and each forward + backward takes longer than its forward.
 
-Usage: timing_scripts_check.py gemm|memory RUN_DIR -- phantora run ... --out RUN_DIR -- python ...
+Usage: timing_scripts_check.py gemm|memory|attention RUN_DIR -- phantora run ... --out RUN_DIR -- python ...
 """
 import json
 import os
@@ -23,10 +28,14 @@ import re
 import subprocess
 import sys
 
+from kernels_data import kernels_data
+
 GEMM = re.compile(r"^gemm m=(\d+) n=(\d+) k=(\d+) op_a=([nt]) op_b=([nt]) time_us=([0-9.]+) "
                   r"tflops=([0-9.]+)$", re.M)
 MEMORY = re.compile(r"^mem kernel=(\w+) bytes_per_tensor=(\d+) moved=(\d+) time_us=([0-9.]+) "
                     r"tbps=([0-9.]+)$", re.M)
+ATTENTION = re.compile(r"^attn backend=(\w+) pass=(\S+) b=(\d+) h=(\d+) s=(\d+) d=(\d+) "
+                       r"causal=1 time_us=([0-9.]+)$", re.M)
 HBM = 3350e9  # h100 (gpus.toml)
 
 
@@ -59,6 +68,23 @@ def check_memory(log, report, expect):
         expect(moved == {"fill": 1, "copy": 2, "add": 3}[name] * mib64, f"{name}: bytes moved")
 
 
+def check_attention(log, report, expect):
+    models, gpus = kernels_data("models"), kernels_data("gpus")
+    attention, h100 = models["attention"], models["gpu"]["h100"]
+    scale = gpus["gpu"]["h100"]["perf"]["sustained_clock_mhz"] / h100["attention_clock_mhz"]
+    rows = {(backend, what): float(us) for backend, what, _, _, _, _, us in ATTENTION.findall(log)}
+    expect(sorted(rows) == [("cudnn", "fwd"), ("cudnn", "fwd+bwd"), ("flash", "fwd"),
+                            ("flash", "fwd+bwd")], f"both backends, both passes (got {sorted(rows)})")
+    constants = {"flash": (attention["fa2_forward_s0"], h100["fa2_forward"]),
+                 "cudnn": (attention["cudnn_forward_s0"], h100["cudnn_forward"])}
+    for backend, (s0, plateau) in constants.items():
+        work = 128 * 128 * 8 * 9 / 2 + 1024 * s0
+        us = 4 + 64 * 6 * work * 4 * 128 / (989.4e12 * plateau * scale) * 1e6
+        got = rows.get((backend, "fwd"), 0.0)
+        expect(abs(got - us) < 0.1, f"{backend} forward: {us:.1f} us by hand (got {got})")
+        expect(rows.get((backend, "fwd+bwd"), 0.0) > got, f"{backend}: forward + backward longer")
+
+
 def main():
     kind, run_dir = sys.argv[1], sys.argv[2]
     cmd = sys.argv[sys.argv.index("--") + 1:]
@@ -76,7 +102,8 @@ def main():
         log = f.read()
     with open(os.path.join(run_dir, "report.json")) as f:
         report = json.load(f)
-    {"gemm": check_gemm, "memory": check_memory}[kind](log, report, expect)
+    {"gemm": check_gemm, "memory": check_memory, "attention": check_attention}[kind](log, report,
+                                                                                expect)
     print(f"{len(failures)} failure(s)")
     sys.exit(1 if failures else 0)
 
