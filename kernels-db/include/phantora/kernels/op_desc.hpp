@@ -41,11 +41,11 @@ struct GemmDesc {
 };
 
 // Which kernel family runs it: FlashAttention 2 (PyTorch SDPA's flash backend), 3,
-// FlexAttention's Triton kernels (inductor's flex_attention templates), or PyTorch's
-// memory-efficient kernels (SDPA's EFFICIENT_ATTENTION backend).
+// FlexAttention's Triton kernels (inductor's flex_attention templates), PyTorch's
+// memory-efficient kernels (SDPA's EFFICIENT_ATTENTION backend) or cuDNN's attention.
 // The protocol's vocabulary: the shim names the implementation on the wire.
 using AttentionImpl = wire::AttentionImpl;
-std::string_view to_string(AttentionImpl impl);  // fa2, fa3, flex, mem_efficient
+std::string_view to_string(AttentionImpl impl);  // fa2, fa3, flex, mem_efficient, cudnn
 std::optional<AttentionImpl> parse_attention_impl(std::string_view name);
 
 // One fused (flash / SDPA) attention call, forward or backward.
