@@ -2,10 +2,10 @@
 // entry points PyTorch's cuDNN attention reaches (via cuDNN's frontend), standing in for
 // libcudnn's (the real library is still loaded: it is linked by torch, and anything else in it
 // reaches the driver on its own and stops loudly, unimplemented.cpp). Descriptors are kept as
-// data (cudnn_graph.hpp); the engine heuristics offer one engine for every graph; executing a
-// plan sends the attention call its graph describes (decode_cudnn_attention) as one kernel on
-// the handle's stream, priced by the attention model (impl cudnn). A graph that is not an
-// attention the decoder knows has no engine, and executing one stops the run naming it.
+// data (cudnn_graph.hpp); the engine heuristics offer one engine for a graph the decoder reads
+// as attention (decode_cudnn_attention) and none for any other, saying so; executing a plan
+// sends the attention call its graph describes as one kernel on the handle's stream, priced by
+// the attention model (impl cudnn), and executing any other graph stops the run naming it.
 #include <cudnn_graph.h>
 
 #include <cstdio>
