@@ -40,11 +40,7 @@ bool valid_op(cublasOperation_t op) {
 
 // The stream a handle's work goes to. The legacy default stream is per device: the handle's.
 CUstream_st* handle_stream(cublasHandle_t h) {
-  const int saved = current_device();
-  set_current_device(h->ordinal);
-  CUstream_st* s = resolve_stream(h->stream, false);
-  set_current_device(saved);
-  return s;
+  return resolve_stream_on(h->ordinal, h->stream);
 }
 
 struct GemmShape {

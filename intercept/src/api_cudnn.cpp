@@ -115,36 +115,24 @@ cudnnStatus_t heuristics_results(const CudnnDescriptor& heur, int64_t requested,
 // The simulated kernel of one attention call: its grid as FlashAttention's (row blocks of 128,
 // heads, batch).
 void submit_attention(cudnnHandle_t handle, const CudnnAttention& call) {
-  const int saved = current_device();
-  set_current_device(handle->ordinal);
-  CUstream_st* s = resolve_stream(handle->stream, false);
-  set_current_device(saved);
+  CUstream_st* s = resolve_stream_on(handle->ordinal, handle->stream);
   static const uint32_t forward_id = Runtime::get().kernel_id("cudnn_sdpa_forward");
   static const uint32_t backward_id = Runtime::get().kernel_id("cudnn_sdpa_backward");
   const wire::AttentionShape& a = call.shape;
   const uint32_t rows = call.backward ? a.seq_k : a.seq_q;
-  wire::KernelWork work{};
-  work.kind =
-      call.backward ? wire::WorkKind::kAttentionBackward : wire::WorkKind::kAttentionForward;
-  work.attention = a;
-  const uint32_t grid[3] = {(rows + 127) / 128, a.heads_q, a.batch};
-  if (s->capture != nullptr) {
-    wire::GraphNode n{};
-    n.kind = wire::GraphNodeKind::kKernel;
-    n.kernel = call.backward ? backward_id : forward_id;
-    std::memcpy(n.grid, grid, sizeof(grid));
-    n.block[0] = 256, n.block[1] = n.block[2] = 1;
-    n.work = work;
-    capture_node(s, n);
-    return;
-  }
   wire::Launch l{};
   l.stream = s->id;
   l.device = s->device;
   l.kernel = call.backward ? backward_id : forward_id;
-  std::memcpy(l.grid, grid, sizeof(grid));
+  l.grid[0] = (rows + 127) / 128, l.grid[1] = a.heads_q, l.grid[2] = a.batch;
   l.block[0] = 256, l.block[1] = l.block[2] = 1;
-  l.work = work;
+  l.work.kind =
+      call.backward ? wire::WorkKind::kAttentionBackward : wire::WorkKind::kAttentionForward;
+  l.work.attention = a;
+  if (s->capture != nullptr) {
+    capture_launch(s, l);
+    return;
+  }
   Runtime::get().submit(wire::RecordType::kLaunch, &l, sizeof(l));
 }
 
@@ -221,6 +209,10 @@ cudnnStatus_t cudnnBackendSetAttribute(cudnnBackendDescriptor_t descriptor,
 cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t descriptor) {
   CudnnDescriptor* d = descriptor_of(descriptor);
   if (d == nullptr) return CUDNN_STATUS_BAD_PARAM;
+  if (d->type == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR) {
+    const CudnnDescriptor* graph = plan_graph(*d);
+    d->attention = graph ? decode_cudnn_attention(*graph) : std::nullopt;
+  }
   d->finalized = true;
   return CUDNN_STATUS_SUCCESS;
 }
@@ -267,9 +259,8 @@ cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle, cudnnBackendDescriptor_t
                                   cudnnBackendDescriptor_t variant_pack) {
   const CudnnDescriptor* p = descriptor_of(plan);
   if (!valid(handle) || p == nullptr || !valid(variant_pack)) return CUDNN_STATUS_BAD_PARAM;
-  const CudnnDescriptor* graph = plan_graph(*p);
-  const std::optional<CudnnAttention> call = graph ? decode_cudnn_attention(*graph) : std::nullopt;
-  if (!call) {
+  if (!p->attention) {
+    const CudnnDescriptor* graph = plan_graph(*p);
     std::fprintf(stderr,
                  "phantora: cudnnBackendExecute of a graph (%s) that is not an attention the "
                  "simulator knows: cuDNN is simulated for attention only (docs/pytorch.md, "
@@ -277,7 +268,7 @@ cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle, cudnnBackendDescriptor_t
                  graph ? describe_cudnn_graph(*graph).c_str() : "none");
     std::abort();
   }
-  submit_attention(handle, *call);
+  submit_attention(handle, *p->attention);
   return CUDNN_STATUS_SUCCESS;
 }
 

@@ -101,22 +101,6 @@ cudaError_t launch(const void* func, dim3 grid, dim3 block, size_t shared_mem, c
   if (recording_launches()) {
     record_launch(*k, g, {block.x, block.y, block.z}, shared_mem, work ? &*work : nullptr, args);
   }
-  if (s->capture != nullptr) {
-    // A captured kernel runs at replay, not now: what it writes is unknown from here on.
-    if (plan) {
-      plan->run = nullptr;
-      run_small_kernel(*plan);
-    }
-    wire::GraphNode n{};
-    n.kind = wire::GraphNodeKind::kKernel;
-    n.kernel = k->wire_id;
-    n.grid[0] = grid.x, n.grid[1] = grid.y, n.grid[2] = grid.z;
-    n.block[0] = block.x, n.block[1] = block.y, n.block[2] = block.z;
-    n.shared_mem = shared_mem;
-    if (work) n.work = *work;
-    capture_node(s, n);
-    return cudaSuccess;
-  }
   wire::Launch l{};
   l.stream = s->id;
   l.device = s->device;
@@ -125,6 +109,15 @@ cudaError_t launch(const void* func, dim3 grid, dim3 block, size_t shared_mem, c
   l.block[0] = block.x, l.block[1] = block.y, l.block[2] = block.z;
   l.shared_mem = shared_mem;
   if (work) l.work = *work;
+  if (s->capture != nullptr) {
+    // A captured kernel runs at replay, not now: what it writes is unknown from here on.
+    if (plan) {
+      plan->run = nullptr;
+      run_small_kernel(*plan);
+    }
+    capture_launch(s, l);
+    return cudaSuccess;
+  }
   if (plan && awaits_payload(*plan)) {
     // Inputs that a small collective is still to fill: the launch goes to the daemon and waits
     // (real time only, the host clock does not move), then the result is computed.

@@ -181,11 +181,7 @@ ncclResult_t enqueue(ncclComm_t comm, wire::CollKind kind, const void* send, voi
     return ncclSuccess;
   }
   // The stream is read on the communicator's device, as NCCL launches there.
-  const int saved = current_device();
-  set_current_device(comm->ordinal);
-  CUstream_st* s = resolve_stream(stream, false);
-  set_current_device(saved);
-  return send_ops(s, {op}, {std::move(payload)});
+  return send_ops(resolve_stream_on(comm->ordinal, stream), {op}, {std::move(payload)});
 }
 
 ncclResult_t init_rank(ncclComm_t* out, int nranks, const ncclUniqueId& id, int rank, int ordinal) {
@@ -406,10 +402,7 @@ ncclResult_t ncclGroupEnd() {
   };
   std::vector<StreamOps> by_stream;
   for (const auto& p : t_group.ops) {
-    const int saved = current_device();
-    set_current_device(p.ordinal);
-    CUstream_st* s = resolve_stream(p.stream, false);
-    set_current_device(saved);
+    CUstream_st* s = resolve_stream_on(p.ordinal, p.stream);
     auto it = std::find_if(by_stream.begin(), by_stream.end(),
                            [&](const auto& e) { return e.stream == s; });
     if (it == by_stream.end()) {

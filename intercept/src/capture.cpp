@@ -1,6 +1,7 @@
 #include "capture.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 namespace phantora::shim {
 namespace {
@@ -21,6 +22,17 @@ std::vector<uint32_t> narrow(CaptureState* cap, std::vector<uint32_t> deps) {
 }
 
 }  // namespace
+
+void capture_launch(CUstream_st* stream, const wire::Launch& launch) {
+  wire::GraphNode n{};
+  n.kind = wire::GraphNodeKind::kKernel;
+  n.kernel = launch.kernel;
+  std::memcpy(n.grid, launch.grid, sizeof(n.grid));
+  std::memcpy(n.block, launch.block, sizeof(n.block));
+  n.shared_mem = launch.shared_mem;
+  n.work = launch.work;
+  capture_node(stream, n);
+}
 
 void capture_node(CUstream_st* stream, wire::GraphNode node) {
   CaptureState* cap = stream->capture;

@@ -30,6 +30,8 @@ namespace phantora::shim {
 
 // Appends a node to the capture the stream belongs to, depending on the stream's frontier.
 void capture_node(CUstream_st* stream, wire::GraphNode node);
+// A kernel launch made inside a capture: the node that runs it at replay.
+void capture_launch(CUstream_st* stream, const wire::Launch& launch);
 // An event recorded inside a capture stands for the recording stream's frontier.
 void capture_event_record(CUevent_st* event, CUstream_st* stream);
 // A stream that waits on a captured event joins that capture.

@@ -116,6 +116,14 @@ CUstream_st* resolve_stream(cudaStream_t stream, bool per_thread_default) {
   return stream;
 }
 
+CUstream_st* resolve_stream_on(int ordinal, cudaStream_t stream) {
+  const int saved = current_device();
+  set_current_device(ordinal);
+  CUstream_st* s = resolve_stream(stream, false);
+  set_current_device(saved);
+  return s;
+}
+
 cudaError_t set_error(cudaError_t e) {
   if (e != cudaSuccess) t_state.last_error = e;
   return e;

@@ -47,6 +47,9 @@ void set_current_device(int ordinal);
 // Resolves the special handles (0, cudaStreamLegacy, cudaStreamPerThread). `per_thread_default`
 // is true for the _ptsz/_ptds entry points, where 0 means the per-thread stream.
 CUstream_st* resolve_stream(cudaStream_t stream, bool per_thread_default);
+// The same, on device `ordinal` rather than the current one: the stream a library handle
+// (cuBLAS, cuDNN, an NCCL communicator) was given, whose legacy default stream is its device's.
+CUstream_st* resolve_stream_on(int ordinal, cudaStream_t stream);
 
 // Records the error as the thread's last error (unless success) and returns it.
 cudaError_t set_error(cudaError_t e);

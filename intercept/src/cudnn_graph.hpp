@@ -23,6 +23,12 @@ namespace phantora::shim {
 
 struct CudnnDescriptor;
 
+// One attention call: its shape and pass.
+struct CudnnAttention {
+  wire::AttentionShape shape;  // impl kCudnn
+  bool backward = false;
+};
+
 // One attribute as set: its element type, count and bytes; descriptor-valued attributes hold
 // copies of the descriptors (cuDNN copies them when they are set: a program may destroy its
 // own afterwards).
@@ -37,6 +43,9 @@ struct CudnnDescriptor {
   cudnnBackendDescriptorType_t type{};
   std::map<int, CudnnAttribute> attributes;  // by cudnnBackendAttributeName_t
   bool finalized = false;
+  // An execution plan's attention call, decoded once when the plan is finalized (a program
+  // executes one plan many times).
+  std::optional<CudnnAttention> attention;
 
   const CudnnAttribute* find(int name) const;
   // The attribute's first int64 (or int32, for those types) element; nullopt when unset.
@@ -55,11 +64,6 @@ inline constexpr int kCudnnDiagonalBandMaskOperation = 44;  // OPERATION_DIAGONA
 inline constexpr int kCudnnSoftmaxOperation = 45;           // OPERATION_SOFTMAX
 inline constexpr int kCudnnSdpaFwdSubgraph = 2811;          // OPERATION_SDPA_FWD_SUBGRAPH
 inline constexpr int kCudnnDiagonalBandMaskMode = 3007;     // ..._BAND_MASK_COMPARISON_MODE
-
-struct CudnnAttention {
-  wire::AttentionShape shape;  // impl kCudnn
-  bool backward = false;
-};
 
 // The attention call an operation graph (a finalized CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR)
 // computes; nullopt when it is not one this decoder knows (docs/kernels.md, "cuDNN").
