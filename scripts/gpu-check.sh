@@ -12,10 +12,10 @@
 # On a GPU it also runs the job for 6 and 11 steps under torch.profiler and under phantora (one
 # steady step's GPU time, kernel by kernel, on both sides), times the sweep's GEMMs through
 # torch.matmul (scripts/gemm_timing.py: gemm-timing.txt) and PyTorch's fill, copy and add by
-# size (scripts/memory_timing.py: memory-timing.txt), attention through flash and cuDNN
-# (scripts/attention_timing.py: attention-timing.txt; these scripts under `phantora run` give the
-# model's side) and samples the GPU's clocks, power and clock-event reasons every
-# 100 ms throughout (nvidia-smi: clocks.csv).
+# size (scripts/memory_timing.py: memory-timing.txt), attention through flash and cuDNN at
+# modded-nanogpt's and the GPT's shapes (scripts/attention_timing.py: attention-timing.txt;
+# these scripts under `phantora run` give the model's side) and samples the GPU's clocks, power
+# and clock-event reasons every 100 ms throughout (nvidia-smi: clocks.csv).
 # A step that fails is reported and the check goes on with the steps that do not need it.
 # --dry-run plays steps 2 and 4 against the stand-in GPU (tests/profiler/standin_gpu.cpp, every
 # operation 10 us) with a small CUDA job instead of the GPT, and skips the attention sweep and
@@ -116,9 +116,13 @@ if [ $DRY = 0 ]; then
     FAILED+=("gemm_timing.py")
   echo "gpu-check: timing fills, copies and adds by size (1 MiB to 2 GiB)"
   "$PY" scripts/memory_timing.py >"$OUT/memory-timing.txt" 2>&1 || FAILED+=("memory_timing.py")
-  echo "gpu-check: timing attention through flash and cuDNN (modded-nanogpt's shape)"
+  echo "gpu-check: timing attention through flash and cuDNN (modded-nanogpt's, the GPT's shapes)"
   "$PY" scripts/attention_timing.py >"$OUT/attention-timing.txt" 2>&1 ||
     FAILED+=("attention_timing.py")
+  # The example GPT's attention (gpt-small: 8 x 12 heads of 64 over 1,024 tokens), which the
+  # newest torch runs through cuDNN on Hopper: a cuDNN call is no launch `db profile` replays.
+  "$PY" scripts/attention_timing.py --batch 8 --heads 12 --tokens 1024 --head-dim 64 \
+    >>"$OUT/attention-timing.txt" 2>&1 || FAILED+=("attention_timing.py (the GPT's shape)")
 fi
 echo "gpu-check: profiling the job and the GEMM sweep (log: $OUT/profile.log)"
 profile --signatures "$SWEEP" -- "${JOB[@]}"

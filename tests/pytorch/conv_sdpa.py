@@ -1,4 +1,5 @@
-# A convolution and scaled-dot-product attention (see docs/pytorch.md for which kernels run).
+# A convolution and scaled-dot-product attention (see docs/pytorch.md, "cuDNN", for which kernels
+# run: the convolution PyTorch's own, the attention the backend PyTorch picks).
 import os
 import tomllib
 

@@ -2,7 +2,10 @@
 """What `phantora db profile` records of a stock PyTorch job, checked without a GPU.
 
 Runs the example GPT (gpt-tiny, 2 steps, one simulated H200) under `phantora run` with
-PHANTORA_RECORD_LAUNCHES beside its kernel database, as `db profile -- COMMAND` does, then:
+PHANTORA_RECORD_LAUNCHES beside its kernel database, as `db profile -- COMMAND` does, with
+TORCH_CUDNN_SDPA_DEPRIORITIZED=1: torch 2.15 would run cuDNN's attention on an H200, whose calls
+execute a cuDNN graph rather than launch a kernel and are not what this test checks (`db missing`
+lists them under "nothing"; scripts/attention_timing.py times them on a GPU). Then:
 - `db missing` puts every signature the run modelled under a way to measure it (a library call
   for GEMMs and copies, a recorded launch for the rest): none under "nothing";
 - the recorded images are fat binaries (PyTorch's kernels come through nvcc's registration);
@@ -42,7 +45,8 @@ def expect(cond, what):
 p = subprocess.run([phantora, "run", "--quiet", "--gpu", "h200", "--kernel-db", db, "--out",
                     os.path.join(work, "run"), "--", python, gpt, "--model", "gpt-tiny",
                     "--parallel", "none", "--steps", "2"],
-                   env=dict(os.environ, PHANTORA_RECORD_LAUNCHES=launches),
+                   env=dict(os.environ, PHANTORA_RECORD_LAUNCHES=launches,
+                            TORCH_CUDNN_SDPA_DEPRIORITIZED="1"),
                    capture_output=True, text=True, timeout=600)
 expect(p.returncode == 0, f"the GPT ran under the simulator (status {p.returncode})")
 if p.returncode != 0:

@@ -3,10 +3,11 @@
 (Python's clocks need nothing here: time.perf_counter, time.monotonic, time.time and the rest
 read the C library's clocks, which the preloaded libphantora.so makes the thread's simulated host
 clock; docs/time.md.) In every Python process of the job it
-  * turns cuDNN off for PyTorch once torch is imported (docs/pytorch.md, "cuDNN"):
-    convolutions take PyTorch's own kernels (cuDNN's talk to the driver directly and cannot run
-    on the virtual GPU), attention the flash kernels; a program that turns cuDNN attention back
-    on (enable_cudnn_sdp(True)) gets it, through the shim's stand-in for cuDNN's graph API.
+  * turns cuDNN's convolutions off for PyTorch once torch is imported (docs/pytorch.md,
+    "cuDNN"): they take PyTorch's own kernels (cuDNN's talk to the driver directly and cannot
+    run on the virtual GPU). Attention is left to torch: where torch would pick cuDNN's (its
+    rule for the part and the cuDNN it ships), it runs through the shim's stand-in for cuDNN's
+    graph API, as it would on the real GPU.
   * once TorchTitan's token dispatcher is imported, supplies its expert-parallel routing counts
     from the host (phantora_moe_routing.py: the counts are computed on the GPU, which does not
     run kernels).
@@ -78,9 +79,10 @@ def _whole_lines():
 
 def _configure_torch(torch):
     try:
+        # Only the convolutions: `cudnn.enabled` does not gate SDPA's cuDNN backend, which the
+        # shim simulates (torch.backends.cuda.enable_cudnn_sdp stays as torch sets it).
         torch.backends.cudnn.enabled = False
-        torch.backends.cuda.enable_cudnn_sdp(False)
-    except Exception as e:  # an older or newer torch without these switches
+    except Exception as e:  # an older or newer torch without this switch
         print(f"phantora: could not turn cuDNN off in torch {getattr(torch, '__version__', '?')}: {e}",
               file=sys.stderr)
 

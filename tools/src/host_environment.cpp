@@ -40,8 +40,6 @@ std::map<std::string, std::string> job_environment(const std::filesystem::path& 
       {"PHANTORA_EPOCH_NS", std::to_string(shape.epoch_ns)},
       {"PHANTORA_MOE_IMBALANCE", fmt::format("{}", shape.moe_imbalance)},
       {"PHANTORA_HOST_SPEED", fmt::format("{}", shape.host_speed)},
-      // PyTorch: prefer flash attention over cuDNN's (cuDNN cannot run here; docs/pytorch.md).
-      {"TORCH_CUDNN_SDPA_DEPRIORITIZED", "1"},
       // Read by the start-up hook (tools/python/phantora_warm.py).
       {"PHANTORA_WARM_RANKS", shape.warm_ranks ? "1" : "0"},
       // Read by the start-up hook: torch.compile's cache per key (tools/python/sitecustomize.py).
