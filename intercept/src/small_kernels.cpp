@@ -184,9 +184,11 @@ std::vector<uint8_t> read_range(uint64_t addr, uint64_t bytes) {
 
 // ---- elementwise ----------------------------------------------------------------------------
 
-enum class Op : uint8_t { kNone, kFill, kAdd, kMul, kCopy, kCompare };
+enum class Op : uint8_t { kNone, kFill, kAdd, kMul, kCopy, kCompare, kEqual };
 // CompareKernels.cu's OpType, in its declaration order.
 enum class Comparison : int32_t { kGE = 0, kGT = 1, kLE = 2, kLT = 3 };
+// CompareEQKernel.cu's EqOpType (CompareEqFunctor<T>{EqOpType op_}: eq and ne).
+enum class Equality : int32_t { kEQ = 0, kNE = 1 };
 
 struct ElementwiseOp {
   Op op = Op::kNone;
@@ -200,7 +202,16 @@ struct ElementwiseOp {
 Op binary_op_of(std::string_view f) {
   if (f.find("CUDAFunctor_add<") != std::string_view::npos) return Op::kAdd;
   if (f.find("MulFunctor<") != std::string_view::npos) return Op::kMul;
+  if (f.find("CompareEqFunctor<") != std::string_view::npos) return Op::kEqual;
   return Op::kNone;
+}
+
+// Bytes of the wrapped functor before a unary wrapper's scalar: CUDAFunctor_add's alpha,
+// CompareEqFunctor's EqOpType, nothing (an empty functor, one byte) for the others.
+size_t functor_bytes(Op op, int math_bytes) {
+  if (op == Op::kAdd) return static_cast<size_t>(math_bytes);
+  if (op == Op::kEqual) return sizeof(Equality);
+  return 1;
 }
 
 // The copy kernels' lambdas (direct_copy_kernel_cuda, converting_copy_kernel_cuda,
@@ -318,7 +329,7 @@ std::optional<SmallKernelPlan> plan_elementwise(const TorchKernel& k,
     alpha = load(e.math, functor);
   }
   if (!e.scalar_leads && (e.scalar_first || e.scalar_second)) {
-    const size_t f_bytes = e.op == Op::kAdd ? static_cast<size_t>(math_bytes) : 1;
+    const size_t f_bytes = functor_bytes(e.op, math_bytes);
     const size_t at = (f_bytes + math_bytes - 1) / math_bytes * math_bytes;
     scalar = load(e.math, functor + at);
   }
@@ -328,9 +339,14 @@ std::optional<SmallKernelPlan> plan_elementwise(const TorchKernel& k,
     std::memcpy(&comparison, functor, sizeof(comparison));
     if (comparison < Comparison::kGE || comparison > Comparison::kLT) return plan;
   }
+  Equality equality{};
+  if (e.op == Op::kEqual) {
+    std::memcpy(&equality, functor, sizeof(equality));
+    if (equality != Equality::kEQ && equality != Equality::kNE) return plan;
+  }
   const ByteRange out = plan.outputs[0];
   const std::vector<ByteRange> ins = plan.inputs;
-  plan.run = [e, n, out, ins, alpha, scalar, fill, comparison] {
+  plan.run = [e, n, out, ins, alpha, scalar, fill, comparison, equality] {
     std::vector<std::vector<uint8_t>> in;
     for (const ByteRange& r : ins) in.push_back(read_range(r.addr, r.bytes));
     std::vector<uint8_t> result(out.bytes);
@@ -355,6 +371,21 @@ std::optional<SmallKernelPlan> plan_elementwise(const TorchKernel& k,
             lhs = load(e.in, in[0].data() + i * ib), rhs = load(e.in, in[1].data() + i * ib);
           }
           v = e.op == Op::kAdd ? add(lhs, rhs, alpha) : mul(lhs, rhs);
+          break;
+        }
+        case Op::kEqual: {
+          Value lhs, rhs;
+          if (e.scalar_first) {
+            lhs = scalar, rhs = load(e.in, in[0].data() + i * ib);
+          } else if (e.scalar_second) {
+            lhs = load(e.in, in[0].data() + i * ib), rhs = scalar;
+          } else {
+            lhs = load(e.in, in[0].data() + i * ib), rhs = load(e.in, in[1].data() + i * ib);
+          }
+          // Integers compared exactly, floating point as the kernel's T (held as double).
+          const bool equal =
+              lhs.floating || rhs.floating ? lhs.as_double() == rhs.as_double() : lhs.i == rhs.i;
+          v.i = (equality == Equality::kEQ) == equal;
           break;
         }
         case Op::kCompare: {
@@ -542,6 +573,83 @@ std::optional<SmallKernelPlan> plan_cat(const TorchKernel& k, const std::optiona
 
 }  // namespace
 
+// ---- index fills ----------------------------------------------------------------------------
+
+// elementwise_kernel_with_index(N, f, out): arange's lambda captures [xstart, xstep] in
+// at::acc_type<T, /*is_cuda=*/true> (int64 for the integer types, float for half, bfloat16 and
+// float, double for double) and writes T(xstart + xstep * i) (RangeFactories.cu,
+// arange_cuda_out). Other index fills (linspace, logspace) forget their output.
+std::optional<SmallKernelPlan> plan_indexed_fill(const TorchKernel& k,
+                                                 const std::optional<IndexedFillArgs>& a) {
+  if (!a) return std::nullopt;
+  const Elem out = elem_of(k.out_type);
+  if (out == Elem::kUnknown) return std::nullopt;
+  SmallKernelPlan plan;
+  plan.outputs.push_back({a->out, a->n * static_cast<uint64_t>(elem_bytes(out))});
+  if (k.functor.find("arange_cuda_out") == std::string::npos || a->n > kMaxEmulatedElements) {
+    return plan;
+  }
+  const Elem acc = is_float(out) ? (out == Elem::kF64 ? Elem::kF64 : Elem::kF32) : Elem::kI64;
+  const auto* f = static_cast<const uint8_t*>(a->functor);
+  const Value start = load(acc, f), step = load(acc, f + elem_bytes(acc));
+  const ByteRange range = plan.outputs[0];
+  const uint64_t n = a->n;
+  plan.run = [out, acc, start, step, range, n] {
+    std::vector<uint8_t> result(range.bytes);
+    const int ob = elem_bytes(out);
+    for (uint64_t i = 0; i < n; ++i) {
+      Value v;
+      if (acc == Elem::kI64) {
+        v.i = start.i + step.i * static_cast<int64_t>(i);
+      } else if (acc == Elem::kF32) {  // the kernel's float arithmetic, not double's
+        v.floating = true;
+        v.f = static_cast<float>(start.f) +
+              static_cast<float>(step.f) * static_cast<float>(static_cast<int64_t>(i));
+      } else {
+        v.floating = true;
+        v.f = start.f + step.f * static_cast<double>(i);
+      }
+      store(out, result.data() + i * ob, v);
+    }
+    ShadowStore::get().write(range.addr, result.data(), result.size());
+  };
+  return plan;
+}
+
+// ---- scans ------------------------------------------------------------------------------------
+
+// cub's DeviceScanKernel with std::plus and no initial value: an inclusive prefix sum (cumsum
+// of a contiguous tensor), computed when one launch covers every item (start tile 0); any other
+// scan forgets its output.
+std::optional<SmallKernelPlan> plan_scan(const TorchKernel& k, const std::optional<ScanArgs>& a) {
+  if (!a) return std::nullopt;
+  const Elem in = elem_of(k.in_type), out = elem_of(k.out_type);
+  if (in == Elem::kUnknown || out == Elem::kUnknown) return std::nullopt;
+  SmallKernelPlan plan;
+  plan.outputs.push_back({a->out, a->n * static_cast<uint64_t>(elem_bytes(out))});
+  if (k.functor.find("std::plus<") != 0 || a->start_tile != 0 || a->n > kMaxEmulatedElements) {
+    return plan;
+  }
+  plan.inputs.push_back({a->in, a->n * static_cast<uint64_t>(elem_bytes(in))});
+  const ByteRange src = plan.inputs[0], dst = plan.outputs[0];
+  const uint64_t n = a->n;
+  plan.run = [in, out, src, dst, n] {
+    const std::vector<uint8_t> data = read_range(src.addr, src.bytes);
+    std::vector<uint8_t> result(dst.bytes);
+    Value sum;
+    sum.floating = is_float(out);
+    Value one;
+    one.i = 1;
+    one.f = 1;
+    for (uint64_t i = 0; i < n; ++i) {
+      sum = add(sum, load(in, data.data() + i * elem_bytes(in)), one);
+      store(out, result.data() + i * elem_bytes(out), sum);
+    }
+    ShadowStore::get().write(dst.addr, result.data(), result.size());
+  };
+  return plan;
+}
+
 std::optional<SmallKernelPlan> plan_small_kernel(const TorchKernel& k, const DecodedArgs& d) {
   switch (k.family) {
     case TorchFamily::kVectorized:
@@ -551,6 +659,9 @@ std::optional<SmallKernelPlan> plan_small_kernel(const TorchKernel& k, const Dec
       return plan_reduce(k, d.reduce);
     case TorchFamily::kCat:
       return plan_cat(k, d.cat);
+    case TorchFamily::kCounted:
+      if (d.scan) return plan_scan(k, d.scan);
+      return plan_indexed_fill(k, d.indexed_fill);
     default:
       return std::nullopt;
   }

@@ -73,10 +73,24 @@ std::optional<ElementwiseArgs> read_elementwise(const TorchKernel& k, void* cons
 using LaunchWork = wire::KernelWork;
 // The structured arguments of a launch of the elementwise, reduce or cat families, read once
 // per launch and shared by launch_work() and plan_small_kernel() (small_kernels.hpp).
+// elementwise_kernel_with_index(N, f, out) (arange, linspace): the count, the lambda's bytes
+// (its captures) and the output's address.
+struct IndexedFillArgs {
+  uint64_t n = 0;
+  const void* functor = nullptr;
+  uint64_t out = 0;
+};
+// cub's DeviceScanKernel(in, out, tile state, start tile, scan op, init value, num_items).
+struct ScanArgs {
+  uint64_t in = 0, out = 0, n = 0;
+  int32_t start_tile = 0;
+};
 struct DecodedArgs {
   std::optional<ElementwiseArgs> elementwise;
   std::optional<ReduceArgs> reduce;
   std::optional<CatArgs> cat;
+  std::optional<IndexedFillArgs> indexed_fill;
+  std::optional<ScanArgs> scan;
 };
 DecodedArgs decode_args(const TorchKernel& k, void* const* args,
                         const std::array<uint32_t, 3>& grid);

@@ -549,6 +549,61 @@ std::string demangle(const char* mangled) {
   return status == 0 && out ? std::string(out.get()) : std::string(mangled);
 }
 
+namespace {
+
+// elementwise_kernel_with_index<index_t, func_t>(index_t N, func_t f, result_type* out)
+// (RangeFactories.cu): the lambda as the functor and the index type as the input. The output
+// type is the lambda's result, which the name does not spell; for arange it is the dispatch
+// case the lambda was instantiated in: AT_DISPATCH_ALL_TYPES_AND2(Half, BFloat16, ...) numbers
+// its cases' lambdas in the order of ATen/Dispatch.h (the integral types, the floating types,
+// then the two added ones), so `arange_cuda_out(...)::{lambda()#1}::operator()() const::
+// {lambda()#4}` is the int64 case. Checked against torch 2.15's and 2.8's names for every
+// dtype (tests/intercept-unit/small_kernels_test.cpp).
+void classify_with_index(std::string_view base, std::string_view d, TorchKernel& k) {
+  if (!ends_with(base, "elementwise_kernel_with_index")) return;
+  const std::vector<std::string_view> t = template_args(d);
+  const std::vector<std::string_view> p = parameter_types(d);
+  if (t.size() != 2 || p.size() != 3) return;
+  k.functor = std::string(t[1]);
+  k.in_type = std::string(p[0]);
+  if (t[1].find("arange_cuda_out(") == std::string_view::npos) return;
+  static constexpr std::string_view kCases[] = {"unsigned char", "signed char", "int",
+                                                "long",          "short",       "double",
+                                                "float",         "c10::Half",   "c10::BFloat16"};
+  constexpr std::string_view kLambda = "::{lambda()#";
+  const size_t first = t[1].find(kLambda);
+  const size_t second = first == std::string_view::npos ? first : t[1].find(kLambda, first + 1);
+  if (second == std::string_view::npos) return;
+  size_t at = second + kLambda.size(), index = 0;
+  while (at < t[1].size() && t[1][at] >= '0' && t[1][at] <= '9') {
+    index = index * 10 + static_cast<size_t>(t[1][at++] - '0');
+  }
+  if (at >= t[1].size() || t[1][at] != '}' || index < 1 || index > std::size(kCases)) return;
+  k.out_type = std::string(kCases[index - 1]);
+  k.out_bytes = scalar_bytes(k.out_type);
+  k.out_type_known = k.out_bytes > 0;
+}
+
+// cub's DeviceScanKernel(in, out, tile state, start tile, scan op, init value, num_items):
+// the element types of in and out, and the scan operation as the functor ("std::plus<long>";
+// an inclusive scan when the init value is cub's NullType), for small_kernels.cpp.
+void classify_scan_types(std::string_view base, std::string_view d, TorchKernel& k) {
+  if (!ends_with(base, "::DeviceScanKernel")) return;
+  const std::vector<std::string_view> p = parameter_types(d);
+  if (p.size() != 7 || p[5].find("NullType") == std::string_view::npos) return;
+  constexpr std::string_view kConst = " const*";
+  std::string_view in = p[0], out = p[1];
+  if (in.size() <= kConst.size() || in.substr(in.size() - kConst.size()) != kConst) return;
+  if (out.empty() || out.back() != '*') return;
+  k.in_type = std::string(in.substr(0, in.size() - kConst.size()));
+  k.out_type = std::string(out.substr(0, out.size() - 1));
+  k.functor = std::string(p[4]);
+  k.out_bytes = scalar_bytes(k.out_type);
+  k.out_type_known = k.out_bytes > 0 && scalar_bytes(k.in_type) > 0;
+}
+
+}  // namespace
+
 TorchKernel classify_torch_kernel(std::string_view demangled) {
   // "(anonymous namespace)::" would read as a parameter list; the families are known without it.
   std::string text(demangled);
@@ -616,6 +671,8 @@ TorchKernel classify_torch_kernel(std::string_view demangled) {
       if (auto c = classify_counted(base, d)) {
         k.counted = *c;
         k.family = TorchFamily::kCounted;
+        classify_with_index(base, d, k);
+        classify_scan_types(base, d, k);
       }
     }
   }

@@ -8,6 +8,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <string>
 
 #include "shadow.hpp"
 #include "small_kernels.hpp"
@@ -420,6 +421,70 @@ TEST(SmallKernels, ElementwiseFunctors) {
   EXPECT_EQ(get<uint16_t>(h), 0x3fc0);      // 1.5
   EXPECT_EQ(get<uint16_t>(h + 2), 0x4010);  // 2.25
   EXPECT_EQ(get<uint16_t>(h + 4), 0x3eab);  // 0.333984375, the nearest bf16 to 1/3
+}
+
+namespace {
+
+// A name of torch.arange's kernel (torch 2.15; 2.8's is the same) for the dispatch case `n`
+// of AT_DISPATCH_ALL_TYPES_AND2(Half, BFloat16): 4 is int64, 7 float, 9 bfloat16.
+std::string arange_kernel(int n) {
+  const std::string lambda =
+      "at::native::arange_cuda_out(c10::Scalar const&, c10::Scalar const&, c10::Scalar const&, "
+      "at::Tensor&)::{lambda()#1}::operator()() const::{lambda()#" +
+      std::to_string(n) + "}::operator()() const::{lambda(long)#1}";
+  return "void (anonymous namespace)::elementwise_kernel_with_index<int, " + lambda + ">(int, " +
+         lambda + ", function_traits<" + lambda + ">::result_type*)";
+}
+
+}  // namespace
+
+// What transformers' causal mask reads back (masking_utils.find_packed_sequence_indices):
+// positions from arange, then `!= 1` and `== 0` against a scalar, each on the GPU; a wrong value
+// sends a model down the packed-sequence path with a materialised mask (docs/pytorch.md).
+TEST(SmallKernels, ArangeAndEqualityAgainstAScalar) {
+  const uint64_t pos = kBase + 0x50000, flags = kBase + 0x50400;
+  // int64: {xstart, xstep} as int64 captures.
+  struct {
+    int64_t start, step;
+  } range{3, 2};
+  int n = 5;
+  uint64_t pos_addr = pos;
+  void* arange_args[] = {&n, &range, &pos_addr};
+  const TorchKernel arange_long = classify(arange_kernel(4).c_str());
+  ASSERT_EQ(arange_long.family, TorchFamily::kCounted);
+  run(arange_long, arange_args);
+  for (int i = 0; i < n; ++i) EXPECT_EQ(get<int64_t>(pos + 8 * i), 3 + 2 * i) << i;
+
+  // float: captures are floats; bfloat16: float captures, bfloat16 stored.
+  struct {
+    float start, step;
+  } frange{0.5f, 0.25f};
+  void* farange_args[] = {&n, &frange, &pos_addr};
+  run(classify(arange_kernel(7).c_str()), farange_args);
+  EXPECT_EQ(get<float>(pos + 4 * 4), 1.5f);
+  run(classify(arange_kernel(9).c_str()), farange_args);
+  EXPECT_EQ(get<uint16_t>(pos + 2 * 4), 0x3fc0);  // 1.5 in bfloat16
+
+  // AUnaryFunctor<long, long, bool, CompareEqFunctor<long>>{EqOpType op; long scalar}: ne 5.
+  run(arange_long, arange_args);  // 3, 5, 7, 9, 11 again
+  constexpr const char* kNeScalarLong =
+      "void at::native::vectorized_elementwise_kernel<8, at::native::AUnaryFunctor<long, long, "
+      "bool, at::native::(anonymous namespace)::CompareEqFunctor<long> >, std::array<char*, 2ul>, "
+      "false>(int, at::native::AUnaryFunctor<long, long, bool, at::native::(anonymous "
+      "namespace)::CompareEqFunctor<long> >, std::array<char*, 2ul>)";
+  struct {
+    int32_t op;
+    int32_t pad;
+    int64_t scalar;
+  } ne{1, 0, 5};
+  uint64_t data[2] = {flags, pos};
+  void* ne_args[] = {&n, &ne, data};
+  run(classify(kNeScalarLong), ne_args);
+  const uint8_t want_ne[] = {1, 0, 1, 1, 1};
+  for (int i = 0; i < n; ++i) EXPECT_EQ(get<uint8_t>(flags + i), want_ne[i]) << i;
+  ne.op = 0;  // EQ
+  run(classify(kNeScalarLong), ne_args);
+  for (int i = 0; i < n; ++i) EXPECT_EQ(get<uint8_t>(flags + i), 1 - want_ne[i]) << i;
 }
 
 TEST(SmallKernels, LargeOrUnknownLaunchesForgetTheirOutput) {
