@@ -637,13 +637,13 @@ std::optional<SmallKernelPlan> plan_scan(const TorchKernel& k, const std::option
     const std::vector<uint8_t> data = read_range(src.addr, src.bytes);
     std::vector<uint8_t> result(dst.bytes);
     Value sum;
-    sum.floating = is_float(out);
     Value one;
     one.i = 1;
     one.f = 1;
     for (uint64_t i = 0; i < n; ++i) {
-      sum = add(sum, load(in, data.data() + i * elem_bytes(in)), one);
-      store(out, result.data() + i * elem_bytes(out), sum);
+      uint8_t* at = result.data() + i * elem_bytes(out);
+      store(out, at, add(sum, load(in, data.data() + i * elem_bytes(in)), one));
+      sum = load(out, at);  // the running sum in the output type, as the kernel carries it
     }
     ShadowStore::get().write(dst.addr, result.data(), result.size());
   };

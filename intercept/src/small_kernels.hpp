@@ -4,11 +4,10 @@
 // (`torch.cat`, `torch.sum(...).item()`), step counters are incremented with `+=`. For the
 // families whose arguments torch_kernel_args.hpp decodes, a launch over at most
 // kMaxEmulatedElements elements whose operation is known (fill, add, multiply, copy/cast,
-// comparisons, eq / ne; sum, product, max, min, any, all; concatenation; arange;
-// cumsum through cub's scan) computes its
-// result from the shadow bytes of its inputs. Any other launch of a decoded family forgets what its
-// output held, so stale bytes of an earlier host write are not read back as if the kernel had kept
-// them.
+// comparisons, == and !=; sum, product, max, min, any, all; concatenation; arange; cumsum
+// through cub's scan) computes its result from the shadow bytes of its inputs. Any other launch
+// of a decoded family forgets what its output held, so stale bytes of an earlier host write are
+// not read back as if the kernel had kept them.
 #pragma once
 
 #include <array>

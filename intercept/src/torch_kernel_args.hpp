@@ -71,8 +71,6 @@ std::optional<ElementwiseArgs> read_elementwise(const TorchKernel& k, void* cons
 // What a launch moves through memory, for the memory-bound cost model, or the shape of an
 // attention call, for the attention model: the wire's typed description, sent as decoded.
 using LaunchWork = wire::KernelWork;
-// The structured arguments of a launch of the elementwise, reduce or cat families, read once
-// per launch and shared by launch_work() and plan_small_kernel() (small_kernels.hpp).
 // elementwise_kernel_with_index(N, f, out) (arange, linspace): the count, the lambda's bytes
 // (its captures) and the output's address.
 struct IndexedFillArgs {
@@ -85,6 +83,9 @@ struct ScanArgs {
   uint64_t in = 0, out = 0, n = 0;
   int32_t start_tile = 0;
 };
+// The structured arguments of a launch of the elementwise, reduce or cat families (and of the
+// index fills and scans small_kernels.hpp computes), read once per launch and shared by
+// launch_work() and plan_small_kernel() (small_kernels.hpp).
 struct DecodedArgs {
   std::optional<ElementwiseArgs> elementwise;
   std::optional<ReduceArgs> reduce;

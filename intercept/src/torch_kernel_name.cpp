@@ -557,8 +557,8 @@ namespace {
 // case the lambda was instantiated in: AT_DISPATCH_ALL_TYPES_AND2(Half, BFloat16, ...) numbers
 // its cases' lambdas in the order of ATen/Dispatch.h (the integral types, the floating types,
 // then the two added ones), so `arange_cuda_out(...)::{lambda()#1}::operator()() const::
-// {lambda()#4}` is the int64 case. Checked against torch 2.15's and 2.8's names for every
-// dtype (tests/intercept-unit/small_kernels_test.cpp).
+// {lambda()#4}` is the int64 case: so named by torch 2.15 and 2.8 for arange of each of the nine
+// dtypes (tests/intercept-unit/torch_kernels_test.cpp, ArangeOutputTypeFromItsDispatchCase).
 void classify_with_index(std::string_view base, std::string_view d, TorchKernel& k) {
   if (!ends_with(base, "elementwise_kernel_with_index")) return;
   const std::vector<std::string_view> t = template_args(d);

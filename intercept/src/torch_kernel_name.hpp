@@ -76,7 +76,7 @@ struct ScalarType {
 struct TorchKernel {
   TorchFamily family = TorchFamily::kUnknown;
   std::string functor;  // elementwise: the functor's text; reduce: the ops type's text;
-                        // elementwise_kernel_with_index: its lambda
+                        // elementwise_kernel_with_index: its lambda; cub's scan: its op
   wire::WorkKind row_kind = wire::WorkKind::kNone;  // row-wise: kNorm or kSoftmax
   int operands = 0;  // elementwise: K of std::array<char*, K> (output first), 0 if unknown
   // unrolled_elementwise_kernel with trivial offset calculators and no casting loads: every

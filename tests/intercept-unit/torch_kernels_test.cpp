@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "shadow.hpp"
 #include "small_kernels.hpp"
@@ -437,6 +438,22 @@ std::string arange_kernel(int n) {
 }
 
 }  // namespace
+
+// torch 2.15 and 2.8 name arange's kernel for dtype D with the case lambda below (their
+// mangled names, `{lambda()#N}` from `UlvE<N-2>_`, read off a run of torch.arange(16, dtype=D)).
+TEST(TorchKernelName, ArangeOutputTypeFromItsDispatchCase) {
+  const std::pair<int, const char*> seen[] = {
+      {1, "unsigned char"}, {2, "signed char"}, {3, "int"},
+      {4, "long"},          {5, "short"},       {6, "double"},
+      {7, "float"},         {8, "c10::Half"},   {9, "c10::BFloat16"},
+  };
+  for (const auto& [n, type] : seen) {
+    const TorchKernel k = classify(arange_kernel(n).c_str());
+    EXPECT_EQ(k.out_type, type) << n;
+    EXPECT_TRUE(k.out_type_known) << n;
+  }
+  EXPECT_FALSE(classify(arange_kernel(10).c_str()).out_type_known);
+}
 
 // What transformers' causal mask reads back (masking_utils.find_packed_sequence_indices):
 // positions from arange, then `!= 1` and `== 0` against a scalar, each on the GPU; a wrong value
