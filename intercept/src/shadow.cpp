@@ -131,4 +131,18 @@ void ShadowStore::discard(uint64_t addr, uint64_t bytes) {
   discard_locked(addr, bytes);
 }
 
+bool ShadowStore::stores_any(uint64_t addr, uint64_t bytes) const {
+  if (bytes == 0) return false;
+  std::lock_guard lock(mu_);
+  const uint64_t first = addr / kPage, last = (addr + bytes - 1) / kPage;
+  if (last - first + 1 > pages_.size()) {
+    return std::any_of(pages_.begin(), pages_.end(),
+                       [&](const auto& p) { return p.first >= first && p.first <= last; });
+  }
+  for (uint64_t p = first; p <= last; ++p) {
+    if (pages_.contains(p)) return true;
+  }
+  return false;
+}
+
 }  // namespace phantora::shim

@@ -31,6 +31,9 @@ class ShadowStore {
   void read(uint64_t addr, void* dst, uint64_t bytes) const;
   void copy(uint64_t dst, uint64_t src, uint64_t bytes);
   void discard(uint64_t addr, uint64_t bytes);
+  // Whether any byte of [addr, addr + bytes) lies on a stored page: something a host write or a
+  // computed kernel left there (bytes never written, or discarded, are on no page).
+  bool stores_any(uint64_t addr, uint64_t bytes) const;
 
  private:
   static constexpr uint64_t kPage = 4096;

@@ -182,6 +182,16 @@ std::vector<uint8_t> read_range(uint64_t addr, uint64_t bytes) {
   return buf;
 }
 
+// Whether a launch over n elements is computed: always up to kMaxEmulatedElements, up to
+// kMaxEmulatedKnownElements where an input holds stored bytes (small_kernels.hpp).
+bool worth_computing(uint64_t n, const std::vector<ByteRange>& inputs) {
+  if (n <= kMaxEmulatedElements) return true;
+  if (n > kMaxEmulatedKnownElements) return false;
+  return std::any_of(inputs.begin(), inputs.end(), [](const ByteRange& r) {
+    return ShadowStore::get().stores_any(r.addr, r.bytes);
+  });
+}
+
 // ---- elementwise ----------------------------------------------------------------------------
 
 enum class Op : uint8_t { kNone, kFill, kAdd, kMul, kCopy, kCompare, kEqual };
@@ -310,9 +320,13 @@ std::optional<SmallKernelPlan> plan_elementwise(const TorchKernel& k,
     if (e.in == Elem::kUnknown || e.out == Elem::kUnknown) e.op = Op::kNone;
   }
   plan.outputs.push_back({a->data[0], n * out_bytes});
-  if (e.op == Op::kNone || !a->contiguous || n > kMaxEmulatedElements) return plan;
+  if (e.op == Op::kNone || !a->contiguous || n > kMaxEmulatedKnownElements) return plan;
   for (size_t i = 1; i < a->data.size(); ++i) {
     plan.inputs.push_back({a->data[i], n * static_cast<uint64_t>(elem_bytes(e.in))});
+  }
+  if (!worth_computing(n, plan.inputs)) {
+    plan.inputs.clear();
+    return plan;
   }
   plan.outputs[0].bytes = n * static_cast<uint64_t>(elem_bytes(e.out));
   // The functor's bytes: FillFunctor{value}; CUDAFunctor_add{alpha}; the unary wrappers
@@ -435,7 +449,8 @@ std::optional<SmallKernelPlan> plan_reduce(const TorchKernel& k,
   const bool known = !k.reduce_op.empty() && k.reduce_op != "mean" && in != Elem::kUnknown &&
                      acc != Elem::kUnknown && out != Elem::kUnknown && r->noutputs == 1 &&
                      !r->accumulate && r->final_output;
-  if (!known || total > kMaxEmulatedElements) {
+  if (!known ||
+      !worth_computing(total, {{r->src, total * static_cast<uint64_t>(elem_bytes(in))}})) {
     plan.outputs.push_back({r->dst, r->num_outputs * static_cast<uint64_t>(k.out_scalar.bytes)});
     return plan;
   }

@@ -23,6 +23,11 @@
 namespace phantora::shim {
 
 inline constexpr uint64_t kMaxEmulatedElements = 1 << 16;
+// Elementwise launches and reductions over more elements, up to this many, are computed only
+// where an input holds stored bytes (shadow.hpp): a host-written tensor such as a tokenizer's
+// attention mask, which transformers reduces to decide whether SDPA needs a mask at all. Over
+// inputs nothing wrote they forget their output, so large activations cost no host work.
+inline constexpr uint64_t kMaxEmulatedKnownElements = 1 << 20;
 
 struct ByteRange {
   uint64_t addr = 0;

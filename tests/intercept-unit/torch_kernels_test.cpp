@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "shadow.hpp"
 #include "small_kernels.hpp"
@@ -502,6 +503,40 @@ TEST(SmallKernels, ArangeAndEqualityAgainstAScalar) {
   ne.op = 0;  // EQ
   run(classify(kNeScalarLong), ne_args);
   for (int i = 0; i < n; ++i) EXPECT_EQ(get<uint8_t>(flags + i), 1 - want_ne[i]) << i;
+}
+
+// A tokenizer's attention mask of 16 x 8192 tokens (131,072 elements, past kMaxEmulatedElements)
+// is host-written: its sum is computed, as transformers reads it back to choose SDPA's
+// is_causal; a sum of the same length over bytes nothing wrote forgets its output.
+TEST(SmallKernels, LargerLaunchesAreComputedOverStoredInputs) {
+  constexpr int kTokens = 16 * 8192;
+  static_assert(kTokens > kMaxEmulatedElements && kTokens <= kMaxEmulatedKnownElements);
+  const uint64_t mask = kBase + 0x1000000, unknown = kBase + 0x2000000, out = kBase + 0x3000000;
+  std::vector<int64_t> ones(kTokens, 1);
+  ShadowStore::get().write(mask, ones.data(), ones.size() * sizeof(int64_t));
+  ShadowStore::get().discard(unknown, kTokens * sizeof(int64_t));
+  auto op = full_reduction<int64_t>(0, mask, out, kTokens, 8);
+  void* args[] = {&op};
+  run(classify(kSumLong), args);
+  EXPECT_EQ(get<int64_t>(out), kTokens);
+
+  put<int64_t>(out, {7});
+  auto unknown_op = full_reduction<int64_t>(0, unknown, out, kTokens, 8);
+  void* unknown_args[] = {&unknown_op};
+  const auto plan = plan_small_kernel(classify(kSumLong), unknown_args, {1, 1, 1});
+  ASSERT_TRUE(plan.has_value());
+  EXPECT_FALSE(static_cast<bool>(plan->run));
+  run_small_kernel(*plan);
+  EXPECT_EQ(get<int64_t>(out), 0);
+
+  // The same for an elementwise launch: fill is computed only below the first bound (no input).
+  int n = kTokens;
+  int64_t value = 3;
+  uint64_t fill_data[1] = {out};
+  void* fill_args[] = {&n, &value, fill_data};
+  const auto fill = plan_small_kernel(classify(kFillLong), fill_args, {1, 1, 1});
+  ASSERT_TRUE(fill.has_value());
+  EXPECT_FALSE(static_cast<bool>(fill->run));
 }
 
 TEST(SmallKernels, LargeOrUnknownLaunchesForgetTheirOutput) {

@@ -39,6 +39,13 @@ packed_diff = torch.diff(packed, prepend=packed[:, :1] - 1, dim=-1)
 assert (packed_diff != 1).cumsum(-1).tolist() == [[0, 0, 0, 1, 1, 2]]
 assert not ((diff != 1).cumsum(-1)[:, -1] == 0).logical_not().any().item()
 
+# A tokenizer's attention mask past 65,536 elements is host-written, so its cast and sum are
+# computed (transformers reads `mask.sum() == mask.numel()` to drop the mask from SDPA).
+mask = torch.ones(16, 8192, dtype=torch.long).cuda()
+assert (mask.bool().sum() == mask.numel()).item()
+mask[3, 100] = 0
+assert mask.bool().sum().item() == 16 * 8192 - 1
+
 # A large tensor's values are not computed: kernels over it leave zeros (not stale host bytes).
 big = torch.ones(1 << 20, device="cuda")
 big.mul_(3)
