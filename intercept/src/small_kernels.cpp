@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <string_view>
+#include <utility>
 
 #include "phantora/float_formats.hpp"
 #include "shadow.hpp"
@@ -365,6 +366,12 @@ std::optional<SmallKernelPlan> plan_elementwise(const TorchKernel& k,
     for (const ByteRange& r : ins) in.push_back(read_range(r.addr, r.bytes));
     std::vector<uint8_t> result(out.bytes);
     const int ib = elem_bytes(e.in), ob = elem_bytes(e.out);
+    // A binary functor's two operands at element i: the wrapper's scalar on its side.
+    const auto operands = [&](uint64_t i) -> std::pair<Value, Value> {
+      if (e.scalar_first) return {scalar, load(e.in, in[0].data() + i * ib)};
+      if (e.scalar_second) return {load(e.in, in[0].data() + i * ib), scalar};
+      return {load(e.in, in[0].data() + i * ib), load(e.in, in[1].data() + i * ib)};
+    };
     for (uint64_t i = 0; i < n; ++i) {
       Value v;
       switch (e.op) {
@@ -376,26 +383,12 @@ std::optional<SmallKernelPlan> plan_elementwise(const TorchKernel& k,
           break;
         case Op::kAdd:
         case Op::kMul: {
-          Value lhs, rhs;
-          if (e.scalar_first) {
-            lhs = scalar, rhs = load(e.in, in[0].data() + i * ib);
-          } else if (e.scalar_second) {
-            lhs = load(e.in, in[0].data() + i * ib), rhs = scalar;
-          } else {
-            lhs = load(e.in, in[0].data() + i * ib), rhs = load(e.in, in[1].data() + i * ib);
-          }
+          const auto [lhs, rhs] = operands(i);
           v = e.op == Op::kAdd ? add(lhs, rhs, alpha) : mul(lhs, rhs);
           break;
         }
         case Op::kEqual: {
-          Value lhs, rhs;
-          if (e.scalar_first) {
-            lhs = scalar, rhs = load(e.in, in[0].data() + i * ib);
-          } else if (e.scalar_second) {
-            lhs = load(e.in, in[0].data() + i * ib), rhs = scalar;
-          } else {
-            lhs = load(e.in, in[0].data() + i * ib), rhs = load(e.in, in[1].data() + i * ib);
-          }
+          const auto [lhs, rhs] = operands(i);
           // Integers compared exactly, floating point as the kernel's T (held as double).
           const bool equal =
               lhs.floating || rhs.floating ? lhs.as_double() == rhs.as_double() : lhs.i == rhs.i;
