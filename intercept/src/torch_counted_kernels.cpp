@@ -375,6 +375,13 @@ std::optional<CountedKernel> classify_counted(std::string_view base, std::string
   return k;
 }
 
+std::optional<uint64_t> counted_count(const CountedKernel& k, void* const* args, int i) {
+  if (args == nullptr || k.args[i] < 0 || args[k.args[i]] == nullptr) return std::nullopt;
+  bool ok = true;
+  const uint64_t n = read_count(args, k.args[i], k.arg_bytes[i], ok);
+  return ok ? std::optional<uint64_t>(n) : std::nullopt;
+}
+
 std::optional<Traffic> counted_traffic(const CountedKernel& k, void* const* args,
                                        const std::array<uint32_t, 3>& grid) {
   if (args == nullptr) return std::nullopt;

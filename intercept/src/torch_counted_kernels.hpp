@@ -68,6 +68,9 @@ std::optional<CountedKernel> classify_counted(std::string_view base, std::string
 struct Traffic {
   uint64_t read = 0, written = 0;
 };
+// The i-th count the kind reads (CountedKernel::args), nullopt when its parameter is missing or
+// the value is implausible (negative, or past 2^40 items).
+std::optional<uint64_t> counted_count(const CountedKernel& k, void* const* args, int i);
 // What one launch moves; nullopt when a count read from the arguments is implausible.
 std::optional<Traffic> counted_traffic(const CountedKernel& k, void* const* args,
                                        const std::array<uint32_t, 3>& grid);

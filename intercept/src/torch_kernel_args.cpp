@@ -229,46 +229,29 @@ std::optional<ElementwiseArgs> read_elementwise(const TorchKernel& k, void* cons
 
 namespace {
 
-// elementwise_kernel_with_index(index_t N, func_t f, T* out): N is an int or an int64.
+// elementwise_kernel_with_index(index_t N, func_t f, T* out): N is the kind's count.
 std::optional<IndexedFillArgs> read_indexed_fill(const TorchKernel& k, void* const* args) {
-  if (!k.out_type_known || (k.in_type != "int" && k.in_type != "long")) return std::nullopt;
-  if (args[0] == nullptr || args[1] == nullptr || args[2] == nullptr) return std::nullopt;
+  const std::optional<uint64_t> n = counted_count(k.counted, args, 0);
+  if (!k.out_type_known || !n || args[1] == nullptr || args[2] == nullptr) return std::nullopt;
   IndexedFillArgs a;
-  if (k.in_type == "int") {
-    int32_t n;
-    std::memcpy(&n, args[0], sizeof(n));
-    if (n < 0) return std::nullopt;
-    a.n = static_cast<uint64_t>(n);
-  } else {
-    int64_t n;
-    std::memcpy(&n, args[0], sizeof(n));
-    if (n < 0) return std::nullopt;
-    a.n = static_cast<uint64_t>(n);
-  }
+  a.n = *n;
   a.functor = args[1];
   std::memcpy(&a.out, args[2], sizeof(a.out));
   return a;
 }
 
-// DeviceScanKernel's pointers, start tile and count (an unsigned int or a 64-bit offset).
+// DeviceScanKernel's pointers and start tile; num_items is the kind's count.
 std::optional<ScanArgs> read_scan(const TorchKernel& k, void* const* args) {
-  if (!k.out_type_known) return std::nullopt;
-  for (int i : {0, 1, 3, 6}) {
+  const std::optional<uint64_t> n = counted_count(k.counted, args, 0);
+  if (!k.out_type_known || !n) return std::nullopt;
+  for (int i : {0, 1, 3}) {
     if (args[i] == nullptr) return std::nullopt;
   }
   ScanArgs a;
+  a.n = *n;
   std::memcpy(&a.in, args[0], sizeof(a.in));
   std::memcpy(&a.out, args[1], sizeof(a.out));
   std::memcpy(&a.start_tile, args[3], sizeof(a.start_tile));
-  if (k.counted.arg_bytes[0] == 4) {
-    uint32_t n;
-    std::memcpy(&n, args[6], sizeof(n));
-    a.n = n;
-  } else if (k.counted.arg_bytes[0] == 8) {
-    std::memcpy(&a.n, args[6], sizeof(a.n));
-  } else {
-    return std::nullopt;
-  }
   return a;
 }
 

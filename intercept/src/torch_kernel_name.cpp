@@ -552,20 +552,17 @@ std::string demangle(const char* mangled) {
 namespace {
 
 // elementwise_kernel_with_index<index_t, func_t>(index_t N, func_t f, result_type* out)
-// (RangeFactories.cu): the lambda as the functor and the index type as the input. The output
-// type is the lambda's result, which the name does not spell; for arange it is the dispatch
-// case the lambda was instantiated in: AT_DISPATCH_ALL_TYPES_AND2(Half, BFloat16, ...) numbers
+// (RangeFactories.cu): the lambda as the functor. The output type is the lambda's result,
+// which the name does not spell; for arange it is the dispatch case the lambda was
+// instantiated in: AT_DISPATCH_ALL_TYPES_AND2(Half, BFloat16, ...) numbers
 // its cases' lambdas in the order of ATen/Dispatch.h (the integral types, the floating types,
 // then the two added ones), so `arange_cuda_out(...)::{lambda()#1}::operator()() const::
 // {lambda()#4}` is the int64 case: so named by torch 2.15 and 2.8 for arange of each of the nine
 // dtypes (tests/intercept-unit/torch_kernels_test.cpp, ArangeOutputTypeFromItsDispatchCase).
-void classify_with_index(std::string_view base, std::string_view d, TorchKernel& k) {
-  if (!ends_with(base, "elementwise_kernel_with_index")) return;
+void classify_with_index(std::string_view d, TorchKernel& k) {
   const std::vector<std::string_view> t = template_args(d);
-  const std::vector<std::string_view> p = parameter_types(d);
-  if (t.size() != 2 || p.size() != 3) return;
+  if (t.size() != 2) return;  // fill_reverse_indices_kernel, the other index fill, has none
   k.functor = std::string(t[1]);
-  k.in_type = std::string(p[0]);
   if (t[1].find("arange_cuda_out(") == std::string_view::npos) return;
   static constexpr std::string_view kCases[] = {"unsigned char", "signed char", "int",
                                                 "long",          "short",       "double",
@@ -587,8 +584,7 @@ void classify_with_index(std::string_view base, std::string_view d, TorchKernel&
 // cub's DeviceScanKernel(in, out, tile state, start tile, scan op, init value, num_items):
 // the element types of in and out, and the scan operation as the functor ("std::plus<long>";
 // an inclusive scan when the init value is cub's NullType), for small_kernels.cpp.
-void classify_scan_types(std::string_view base, std::string_view d, TorchKernel& k) {
-  if (!ends_with(base, "::DeviceScanKernel")) return;
+void classify_scan_types(std::string_view d, TorchKernel& k) {
   const std::vector<std::string_view> p = parameter_types(d);
   if (p.size() != 7 || p[5].find("NullType") == std::string_view::npos) return;
   constexpr std::string_view kConst = " const*";
@@ -671,8 +667,8 @@ TorchKernel classify_torch_kernel(std::string_view demangled) {
       if (auto c = classify_counted(base, d)) {
         k.counted = *c;
         k.family = TorchFamily::kCounted;
-        classify_with_index(base, d, k);
-        classify_scan_types(base, d, k);
+        if (c->kind == CountedKind::kIndexFill) classify_with_index(d, k);
+        if (c->kind == CountedKind::kScan) classify_scan_types(d, k);
       }
     }
   }
