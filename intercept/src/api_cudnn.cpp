@@ -17,16 +17,11 @@
 #include "capture.hpp"
 #include "context.hpp"
 #include "cudnn_graph.hpp"
+#include "cudnn_handle.hpp"
 #include "runtime.hpp"
 
 using namespace phantora;
 using namespace phantora::shim;
-
-// The opaque handle type the header forward-declares; the shim owns its layout.
-struct cudnnContext {
-  cudaStream_t stream = nullptr;  // as set by the program; resolved at each execution
-  int ordinal = 0;                // device current at cudnnCreate
-};
 
 namespace {
 
