@@ -121,10 +121,11 @@ KernelCost CostModel::modelled(std::string signature, SimTime duration, CostSour
 }
 
 KernelCost CostModel::cost_of_kernel(const KernelLaunchInfo& launch, const GpuPreset& gpu,
-                                     const MemoryOpDesc* work,
-                                     const AttentionDesc* attention) const {
+                                     const MemoryOpDesc* work, const AttentionDesc* attention,
+                                     const ConvDesc* conv) const {
   std::string sig = kernel_signature(launch);
   const double bytes = attention != nullptr ? hbm_bytes(*attention)
+                       : conv != nullptr    ? hbm_bytes(*conv)
                        : work != nullptr    ? hbm_bytes(*work)
                                             : 0.0;
   if (const std::optional<SimTime> t = pinned_.lookup(launch.mangled_name)) {
@@ -132,6 +133,7 @@ KernelCost CostModel::cost_of_kernel(const KernelLaunchInfo& launch, const GpuPr
   }
   if (const DbEntry* e = lookup(sig, gpu)) return from_db(*e, std::move(sig), bytes);
   if (attention != nullptr) return cost_of_attention(*attention, gpu);
+  if (conv != nullptr) return cost_of_conv(*conv, gpu);
   if (work != nullptr) return cost_of_memory_op(*work, gpu);
   return modelled(std::move(sig), default_kernel_cost(launch, gpu, params_), CostSource::kDefault,
                   gpu);
@@ -149,6 +151,13 @@ KernelCost CostModel::cost_of_attention(const AttentionDesc& attention,
   std::string sig = signature(attention);
   if (const DbEntry* e = lookup(sig, gpu)) return from_db(*e, std::move(sig), hbm_bytes(attention));
   const Estimate est = attention_estimate(attention, gpu, models_);
+  return modelled(std::move(sig), est.duration, CostSource::kModelled, gpu, est.bytes);
+}
+
+KernelCost CostModel::cost_of_conv(const ConvDesc& conv, const GpuPreset& gpu) const {
+  std::string sig = signature(conv);
+  if (const DbEntry* e = lookup(sig, gpu)) return from_db(*e, std::move(sig), hbm_bytes(conv));
+  const Estimate est = conv_estimate(conv, gpu, models_);
   return modelled(std::move(sig), est.duration, CostSource::kModelled, gpu, est.bytes);
 }
 

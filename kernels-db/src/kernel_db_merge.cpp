@@ -27,6 +27,10 @@ double bounding_rate(std::string_view sig, const GpuPreset& gpu) {
   if (const auto a = parse_attention_signature(sig)) {
     return peak_flops(gpu.perf, a->dtype, DType::kF32) * sustained_share(gpu);
   }
+  if (const auto c = parse_conv_signature(sig)) {
+    const GemmDesc g = conv_implicit_gemm(*c);
+    return peak_flops(gpu.perf, g.a, g.compute) * sustained_share(gpu);
+  }
   if (const auto c = parse_copy_signature(sig)) {
     switch (c->kind) {
       case wire::CopyKind::kHostToDevice:

@@ -53,6 +53,17 @@ constexpr WorkKindName kWorkKinds[] = {
     {wire::WorkKind::kScan, "scan"},
 };
 
+// The signature token of each convolution pass (cuDNN's and CUTLASS's names for them).
+struct ConvPassName {
+  wire::ConvPass pass;
+  std::string_view name;
+};
+constexpr ConvPassName kConvPasses[] = {
+    {wire::ConvPass::kForward, "fprop"},
+    {wire::ConvPass::kBackwardData, "dgrad"},
+    {wire::ConvPass::kBackwardFilter, "wgrad"},
+};
+
 bool host_copy(wire::CopyKind k) {
   return k == wire::CopyKind::kHostToDevice || k == wire::CopyKind::kDeviceToHost;
 }
@@ -62,6 +73,12 @@ std::string_view copy_kind_name(wire::CopyKind k) {
     if (c.kind == k) return c.name;
   }
   return "unknown";
+}
+
+// A whole decimal number (the canonical re-rendering rejects signs and leading zeros).
+bool parse_number(std::string_view v, uint64_t& out) {
+  const auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+  return !v.empty() && ec == std::errc() && ptr == v.data() + v.size();
 }
 
 // A token: a lower case name, digits and underscores (epilogues, memory-op families).
@@ -228,6 +245,31 @@ std::string signature(const AttentionDesc& d) {
                      d.head_dim, d.causal ? 1 : 0, to_string(d.dtype), to_string(d.impl));
 }
 
+std::string_view to_string(wire::ConvPass pass) {
+  for (const ConvPassName& p : kConvPasses) {
+    if (p.pass == pass) return p.name;
+  }
+  return "unknown";
+}
+
+std::string signature(const ConvDesc& d) {
+  return fmt::format(
+      "conv:pass={},n={},c={},h={},w={},k={},r={},s={},p={},q={},groups={},stride={}x{},dtype={}",
+      to_string(d.pass), d.n, d.c, d.h, d.w, d.k, d.r, d.s, d.p, d.q, d.groups, d.stride_h,
+      d.stride_w, to_string(d.dtype));
+}
+
+std::optional<ConvDesc> conv_desc(const wire::KernelWork& work) {
+  if (work.kind != wire::WorkKind::kConvolution) return std::nullopt;
+  const wire::ConvShape& c = work.conv;
+  ConvDesc d;
+  d.n = c.n, d.c = c.c, d.h = c.h, d.w = c.w, d.k = c.k, d.r = c.r, d.s = c.s;
+  d.p = c.p, d.q = c.q, d.groups = c.groups, d.stride_h = c.stride_h, d.stride_w = c.stride_w;
+  d.pass = c.pass;
+  d.dtype = dtype_of(c.dtype);
+  return d;
+}
+
 std::optional<MemoryOpDesc> memory_op_desc(wire::WorkKind kind, uint64_t bytes_read,
                                            uint64_t bytes_written) {
   for (const WorkKindName& w : kWorkKinds) {
@@ -280,7 +322,7 @@ std::string signature(const KernelDesc& d) {
 }
 
 std::string_view signature_family(std::string_view sig) {
-  for (std::string_view family : {"gemm", "attn", "mem", "copy", "kernel"}) {
+  for (std::string_view family : {"gemm", "attn", "conv", "mem", "copy", "kernel"}) {
     if (sig.size() > family.size() && sig.substr(0, family.size()) == family &&
         sig[family.size()] == ':') {
       return family;
@@ -334,6 +376,38 @@ std::optional<AttentionDesc> parse_attention_signature(std::string_view sig) {
   return canonical<AttentionDesc>(d, sig);
 }
 
+std::optional<ConvDesc> parse_conv_signature(std::string_view sig) {
+  auto fields = split(sig, "conv");
+  if (!fields) return std::nullopt;
+  FieldReader r(std::move(*fields));
+  ConvDesc d;
+  const std::string_view pass = r.raw("pass");
+  bool known = false;
+  for (const ConvPassName& p : kConvPasses) {
+    if (p.name == pass) d.pass = p.pass, known = true;
+  }
+  if (!known) r.fail();
+  d.n = r.number("n");
+  d.c = r.number("c");
+  d.h = r.number("h");
+  d.w = r.number("w");
+  d.k = r.number("k");
+  d.r = r.number("r");
+  d.s = r.number("s");
+  d.p = r.number("p");
+  d.q = r.number("q");
+  d.groups = r.number("groups");
+  const std::string_view stride = r.raw("stride");
+  const size_t x = stride.find('x');
+  if (x == std::string_view::npos || !parse_number(stride.substr(0, x), d.stride_h) ||
+      !parse_number(stride.substr(x + 1), d.stride_w)) {
+    r.fail();
+  }
+  d.dtype = r.dtype("dtype");
+  if (!r.ok() || !r.done()) return std::nullopt;
+  return canonical<ConvDesc>(d, sig);
+}
+
 std::optional<MemoryOpDesc> parse_memory_signature(std::string_view sig) {
   auto fields = split(sig, "mem");
   if (!fields) return std::nullopt;
@@ -383,6 +457,7 @@ bool is_canonical_signature(std::string_view sig) {
   const std::string_view family = signature_family(sig);
   if (family == "gemm") return parse_gemm_signature(sig).has_value();
   if (family == "attn") return parse_attention_signature(sig).has_value();
+  if (family == "conv") return parse_conv_signature(sig).has_value();
   if (family == "mem") return parse_memory_signature(sig).has_value();
   if (family == "copy") return parse_copy_signature(sig).has_value();
   if (family == "kernel") return parse_kernel_signature(sig).has_value();

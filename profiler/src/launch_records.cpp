@@ -117,6 +117,7 @@ std::vector<LaunchRecord> read_launch_records(const fs::path& dir) {
 
 std::string modelled_signature(const LaunchRecord& r) {
   if (const auto attention = kernels::attention_desc(r.work)) return kernels::signature(*attention);
+  if (const auto conv = kernels::conv_desc(r.work)) return kernels::signature(*conv);
   if (const auto work =
           kernels::memory_op_desc(r.work.kind, r.work.bytes_read, r.work.bytes_written)) {
     return kernels::signature(*work);

@@ -23,10 +23,13 @@ Cost KernelsCostProvider::price_kernel(const KernelLaunch& launch) {
   for (uint32_t v : launch.block) key += std::to_string(v) + ',';
   key += std::to_string(launch.shared_mem);
   const std::optional<kernels::AttentionDesc> attention = kernels::attention_desc(launch.work);
+  const std::optional<kernels::ConvDesc> conv = kernels::conv_desc(launch.work);
   const std::optional<kernels::MemoryOpDesc> work =
       kernels::memory_op_desc(launch.work.kind, launch.work.bytes_read, launch.work.bytes_written);
   if (attention) {
     key += '|' + kernels::signature(*attention);
+  } else if (conv) {
+    key += '|' + kernels::signature(*conv);
   } else if (work) {
     key += '|' + std::to_string(work->bytes_read) + ',' + std::to_string(work->bytes_written);
   }
@@ -38,7 +41,7 @@ Cost KernelsCostProvider::price_kernel(const KernelLaunch& launch) {
   }
   const kernels::KernelCost c = model_.cost_of_kernel(
       kernels::KernelLaunchInfo{launch.mangled_name, launch.grid, launch.block, launch.shared_mem},
-      gpu_, work ? &*work : nullptr, attention ? &*attention : nullptr);
+      gpu_, work ? &*work : nullptr, attention ? &*attention : nullptr, conv ? &*conv : nullptr);
   return kernel_cache_.emplace(std::move(key), Cost{c.duration, c.source, c.signature, c.hbm_bytes})
       .first->second;
 }

@@ -25,6 +25,8 @@ std::optional<double> predicted_us(const kernels::CostModel& model, const std::s
   if (auto a = kernels::parse_attention_signature(sig)) {
     return model.cost_of_attention(*a, gpu).duration.as_us();
   }
+  if (auto c = kernels::parse_conv_signature(sig))
+    return model.cost_of_conv(*c, gpu).duration.as_us();
   if (auto m = kernels::parse_memory_signature(sig)) {
     return model.cost_of_memory_op(*m, gpu).duration.as_us();
   }

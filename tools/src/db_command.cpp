@@ -81,6 +81,7 @@ std::optional<kernels::Estimate> model_estimate(const std::string& sig, const st
   if (auto a = kernels::parse_attention_signature(sig)) {
     return attention_estimate(*a, *preset, params);
   }
+  if (auto c = kernels::parse_conv_signature(sig)) return conv_estimate(*c, *preset, params);
   if (auto m = kernels::parse_memory_signature(sig)) return memory_op_estimate(*m, *preset, params);
   return std::nullopt;
 }
@@ -136,7 +137,8 @@ int run_show(const DbCommand::Options& o) {
     if (const auto m = model_estimate(e->signature, gpu)) {
       fmt::print("  model            {:.3f} us ({:.2f}x the measurement; {:.3g} FLOP, {:.3g} B)\n",
                  m->duration.as_us(), m->duration.as_us() / e->stats.mean_us, m->flops, m->bytes);
-      print_model_terms(*m, kernels::signature_family(e->signature) == "gemm");
+      const std::string_view family = kernels::signature_family(e->signature);
+      print_model_terms(*m, family == "gemm" || family == "conv");
     }
   }
   if (!found) {

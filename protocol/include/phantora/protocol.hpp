@@ -24,8 +24,8 @@ namespace phantora::wire {
 
 inline constexpr uint32_t kMagic = 0x50484e54;  // "PHNT"
 // 2: Launch carries decoded memory work; 3: and attention shapes. 6: kProgress. 7: the requests
-// a Progress covers, and a kHostResumed that may come before its reply.
-inline constexpr uint16_t kVersion = 7;
+// a Progress covers, and a kHostResumed that may come before its reply. 8: convolution shapes.
+inline constexpr uint16_t kVersion = 8;
 inline constexpr size_t kTokenBytes = 32;
 // Large enough for a group of small collectives with their payloads (kMaxPayloadBytes each).
 inline constexpr size_t kMaxFrameBytes = 64u << 20;
@@ -255,10 +255,11 @@ enum class WorkKind : uint8_t {
   kSoftmax = 5,
   kAttentionForward = 6,  // KernelWork::attention
   kAttentionBackward = 7,
-  kForeach = 8,  // multi_tensor_apply: _foreach_* ops, fused optimizers
-  kRandom = 9,   // random-number generation (normal_, uniform_, randint, dropout masks)
-  kSort = 10,    // radix-sort passes and histograms (CUB)
-  kScan = 11,    // prefix sums, select / unique-by-key and their tile state (CUB)
+  kForeach = 8,       // multi_tensor_apply: _foreach_* ops, fused optimizers
+  kRandom = 9,        // random-number generation (normal_, uniform_, randint, dropout masks)
+  kSort = 10,         // radix-sort passes and histograms (CUB)
+  kScan = 11,         // prefix sums, select / unique-by-key and their tile state (CUB)
+  kConvolution = 12,  // KernelWork::conv: a cuDNN convolution (forward, data or filter gradient)
 };
 // The cost model names the memory-bound kinds (kernels-db memory_op_desc); the wire carries
 // the kind only.
@@ -300,6 +301,23 @@ struct AttentionShape {
   uint8_t pad = 0;
 };
 
+// Which product of a convolution a kernel computes: the forward pass (fprop), the gradient of
+// its input (dgrad) or of its filter (wgrad), as cuDNN's three convolution operations.
+enum class ConvPass : uint8_t { kForward = 0, kBackwardData = 1, kBackwardFilter = 2 };
+
+// A 2-D convolution of an N x C x H x W input with K filters of (C / groups) x R x S into an
+// N x K x P x Q output (a 1-D one has H = R = P = 1; 3-D ones are not described). The strides
+// are carried because a strided convolution's data gradient skips the filter taps that land
+// between input pixels; padding and dilation are implied by H, W, P, Q and do not change what
+// it costs.
+struct ConvShape {
+  uint32_t n = 0, c = 0, h = 0, w = 0, k = 0, r = 0, s = 0, p = 0, q = 0;
+  uint32_t groups = 1, stride_h = 1, stride_w = 1;
+  DataType dtype = DataType::kBF16;  // input, filter and output alike
+  ConvPass pass = ConvPass::kForward;
+  uint8_t pad[2]{};
+};
+
 // One kernel's work, the same for a direct launch and a captured graph's kernel node.
 struct KernelWork {
   WorkKind kind = WorkKind::kNone;
@@ -307,7 +325,9 @@ struct KernelWork {
   uint64_t bytes_read = 0;  // memory-bound kinds; both 0 otherwise
   uint64_t bytes_written = 0;
   AttentionShape attention{};  // the attention kinds
+  ConvShape conv{};            // kConvolution
 };
+static_assert(std::is_trivially_copyable_v<KernelWork>);
 
 struct Launch {
   uint64_t stream = 0;

@@ -135,8 +135,30 @@ double hbm_plateau_bytes_per_s(const GpuPreset& gpu, const ModelParams& params);
 double hbm_bytes(const GemmDesc& d);
 double hbm_bytes(const AttentionDesc& d);
 double hbm_bytes(const MemoryOpDesc& d);
+// A convolution reads two of input, filter and output and writes the third (each pass the same
+// three tensors): N·C·H·W + K·(C/g)·R·S + N·K·P·Q elements.
+double hbm_bytes(const ConvDesc& d);
+
+// A convolution's products, as the implicit-GEMM algorithm cuDNN's and CUTLASS's convolution
+// kernels run computes them: the GEMM each group's product is (docs/cost-model.md,
+// "Convolution"), `groups` of them side by side (GemmDesc::batch). Forward: N·P·Q × K/g ×
+// (C/g)·R·S; data gradient: N·H·W × C/g × (K/g)·R·S over the strides' product (a strided
+// convolution's input pixels each take only the taps that reach them); filter gradient:
+// K/g × (C/g)·R·S × N·P·Q. fp32 tensors compute as TF32, as PyTorch lets cuDNN by default
+// (torch.backends.cudnn.allow_tf32).
+GemmDesc conv_implicit_gemm(const ConvDesc& d);
+// 2·N·K·P·Q·(C/g)·R·S: the multiply-adds of the forward pass, which each gradient repeats.
+double conv_flops(const ConvDesc& d);
+// Grouped convolutions with fewer than 8 channels in or out per group (depthwise ones) do not
+// fill a tensor-core tile: cuDNN runs them as direct kernels on the CUDA cores.
+bool conv_is_direct(const ConvDesc& d);
 
 Estimate gemm_estimate(const GemmDesc& d, const GpuPreset& gpu, const ModelParams& params);
+// Implicit GEMM: the compute of conv_implicit_gemm()'s GEMM (its tiles, waves and K slices),
+// the memory of the convolution's own tensors (the input tile a GEMM re-reads per filter tap
+// comes from L2, not HBM). Direct kernels: the FLOPs at the CUDA cores' FP32 peak or the
+// tensors at the HBM plateau, whichever is longer, after the memory-bound floor.
+Estimate conv_estimate(const ConvDesc& d, const GpuPreset& gpu, const ModelParams& params);
 Estimate attention_estimate(const AttentionDesc& d, const GpuPreset& gpu,
                             const ModelParams& params);
 Estimate memory_op_estimate(const MemoryOpDesc& d, const GpuPreset& gpu, const ModelParams& params);

@@ -100,11 +100,14 @@ class CostModel {
   // model when its memory work was (`work`; either may be null) → default by grid size.
   KernelCost cost_of_kernel(const KernelLaunchInfo& launch, const GpuPreset& gpu,
                             const MemoryOpDesc* work = nullptr,
-                            const AttentionDesc* attention = nullptr) const;
+                            const AttentionDesc* attention = nullptr,
+                            const ConvDesc* conv = nullptr) const;
   // database → GEMM model.
   KernelCost cost_of_gemm(const GemmDesc& gemm, const GpuPreset& gpu) const;
   // database → attention model.
   KernelCost cost_of_attention(const AttentionDesc& attention, const GpuPreset& gpu) const;
+  // database → convolution model (a cuDNN convolution the shim decoded).
+  KernelCost cost_of_conv(const ConvDesc& conv, const GpuPreset& gpu) const;
   // database → memory-bound model (a kernel whose family decoder found its byte counts).
   KernelCost cost_of_memory_op(const MemoryOpDesc& op, const GpuPreset& gpu) const;
   // database → copy_cost below (tagged modelled).

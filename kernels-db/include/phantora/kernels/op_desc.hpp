@@ -57,6 +57,16 @@ struct AttentionDesc {
   AttentionImpl impl = AttentionImpl::kFlash2;
 };
 
+// One cuDNN convolution kernel: the protocol's shape (wire::ConvShape says what each field is)
+// and which of its three products it computes.
+struct ConvDesc {
+  uint64_t n = 0, c = 0, h = 0, w = 0, k = 0, r = 0, s = 0, p = 0, q = 0;
+  uint64_t groups = 1, stride_h = 1, stride_w = 1;
+  wire::ConvPass pass = wire::ConvPass::kForward;
+  DType dtype = DType::kBF16;
+};
+std::string_view to_string(wire::ConvPass pass);  // fprop, dgrad, wgrad
+
 // A memory-bound kernel known by its family and the bytes it moves (elementwise, reduction,
 // norm, softmax, embedding, foreach, cast, ...). `op` is a lower case token.
 struct MemoryOpDesc {
@@ -93,6 +103,10 @@ std::optional<MemoryOpDesc> memory_op_desc(wire::WorkKind kind, uint64_t bytes_r
 // nullopt for every other kind.
 std::optional<AttentionDesc> attention_desc(const wire::KernelWork& work);
 
+// The convolution the shim decoded from a launch (wire::WorkKind::kConvolution); nullopt for
+// every other kind.
+std::optional<ConvDesc> conv_desc(const wire::KernelWork& work);
+
 // cudaMemset*: the memory operation `memset`, writing `bytes` and reading nothing.
 MemoryOpDesc memset_desc(uint64_t bytes);
 // Whether `d` is one (the profiler replays those with cudaMemsetAsync).
@@ -100,16 +114,19 @@ bool is_memset(const MemoryOpDesc& d);
 
 std::string signature(const GemmDesc& d);
 std::string signature(const AttentionDesc& d);
+std::string signature(const ConvDesc& d);
 std::string signature(const MemoryOpDesc& d);
 std::string signature(const CopyDesc& d);
 std::string signature(const KernelDesc& d);
 
-// The family of a signature: "gemm", "attn", "mem", "copy", "kernel"; empty when malformed.
+// The family of a signature: "gemm", "attn", "conv", "mem", "copy", "kernel"; empty when
+// malformed.
 std::string_view signature_family(std::string_view sig);
 
 // Parse a canonical signature; nullopt for another family or any non-canonical text.
 std::optional<GemmDesc> parse_gemm_signature(std::string_view sig);
 std::optional<AttentionDesc> parse_attention_signature(std::string_view sig);
+std::optional<ConvDesc> parse_conv_signature(std::string_view sig);
 std::optional<MemoryOpDesc> parse_memory_signature(std::string_view sig);
 std::optional<CopyDesc> parse_copy_signature(std::string_view sig);
 std::optional<KernelDesc> parse_kernel_signature(std::string_view sig);
