@@ -1,13 +1,15 @@
-// cuDNN's attention, through its backend (graph) API: the handle calls and the cudnnBackend*
-// entry points PyTorch's cuDNN attention reaches (via cuDNN's frontend), standing in for
-// libcudnn's (the real library is still loaded: it is linked by torch, and anything else in it
-// reaches the driver on its own and stops loudly, unimplemented.cpp). Descriptors are kept as
-// data (cudnn_graph.hpp); the engine heuristics offer one engine for a graph the decoder reads
-// as attention (decode_cudnn_attention) and none for any other, saying so; executing a plan
-// sends the attention call its graph describes as one kernel on the handle's stream, priced by
-// the attention model (impl cudnn), and executing any other graph stops the run naming it.
+// cuDNN's graph (backend) API, for the calls the simulator stands in for: attention and
+// convolutions. The handle calls and the cudnnBackend* entry points PyTorch's cuDNN attention
+// and convolutions reach (via cuDNN's frontend) stand in for libcudnn's (the real library is
+// still loaded: it is linked by torch, and anything else in it reaches the driver on its own and
+// stops loudly, unimplemented.cpp). Descriptors are kept as data (cudnn_graph.hpp); the engine
+// heuristics offer one engine for a graph a decoder reads as attention or a convolution
+// (decode_cudnn_call) and none for any other, saying so; executing a plan sends the call its
+// graph describes as one kernel on the handle's stream, priced by the attention model (impl
+// cudnn) or the convolution model, and executing any other graph stops the run naming it.
 #include <cudnn_graph.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -81,12 +83,11 @@ void set_descriptor_attribute(CudnnDescriptor& d, int name,
 cudnnStatus_t heuristics_results(const CudnnDescriptor& heur, int64_t requested, int64_t* count,
                                  void* elements) {
   const CudnnDescriptor* graph = heur.descriptor(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH);
-  if (graph == nullptr || !decode_cudnn_attention(*graph)) {
+  if (graph == nullptr || !decode_cudnn_call(*graph)) {
     std::fprintf(stderr,
-                 "phantora: cuDNN graph (%s) is not an attention the simulator knows: it stands "
-                 "in for cuDNN's attention only, so no engine is offered (docs/pytorch.md, "
-                 "\"cuDNN\"). PyTorch's convolutions run on its own kernels with "
-                 "torch.backends.cudnn.enabled = False, as phantora's start-up hook sets it.\n",
+                 "phantora: cuDNN graph (%s) is neither an attention nor a single convolution "
+                 "the simulator knows: it stands in for those only, so no engine is offered "
+                 "(docs/pytorch.md, \"cuDNN\").\n",
                  graph ? describe_cudnn_graph(*graph).c_str() : "none");
     if (count != nullptr) *count = 0;
     return CUDNN_STATUS_SUCCESS;
@@ -124,6 +125,48 @@ void submit_attention(cudnnHandle_t handle, const CudnnAttention& call) {
   l.work.kind =
       call.backward ? wire::WorkKind::kAttentionBackward : wire::WorkKind::kAttentionForward;
   l.work.attention = a;
+  if (s->capture != nullptr) {
+    capture_launch(s, l);
+    return;
+  }
+  Runtime::get().submit(wire::RecordType::kLaunch, &l, sizeof(l));
+}
+
+// The simulated kernel of one convolution: its grid as the implicit GEMM's output tiles of
+// 128 x 128 (kernels-db's conv_implicit_gemm), one row of them per group; what the convolution
+// costs comes from its shape (kernels-db's convolution model), the grid only tells GPU sharing
+// how many SMs it fills.
+void submit_convolution(cudnnHandle_t handle, const CudnnConvolution& call) {
+  CUstream_st* s = resolve_stream_on(handle->ordinal, handle->stream);
+  static const uint32_t ids[] = {Runtime::get().kernel_id("cudnn_convolution_fprop"),
+                                 Runtime::get().kernel_id("cudnn_convolution_dgrad"),
+                                 Runtime::get().kernel_id("cudnn_convolution_wgrad")};
+  const wire::ConvShape& c = call.shape;
+  const uint64_t g = std::max<uint32_t>(1, c.groups);
+  uint64_t m = 0, n = 0;
+  switch (c.pass) {
+    case wire::ConvPass::kForward:
+      m = uint64_t{c.n} * c.p * c.q, n = c.k / g;
+      break;
+    case wire::ConvPass::kBackwardData:
+      m = uint64_t{c.n} * c.h * c.w, n = c.c / g;
+      break;
+    case wire::ConvPass::kBackwardFilter:
+      m = c.k / g, n = uint64_t{c.c / g} * c.r * c.s;
+      break;
+  }
+  const auto tiles = [](uint64_t v) {
+    return static_cast<uint32_t>(std::min<uint64_t>((v + 127) / 128, UINT32_MAX));
+  };
+  wire::Launch l{};
+  l.stream = s->id;
+  l.device = s->device;
+  l.kernel = ids[static_cast<int>(c.pass)];
+  l.grid[0] = std::max<uint32_t>(1, tiles(m)), l.grid[1] = std::max<uint32_t>(1, tiles(n));
+  l.grid[2] = static_cast<uint32_t>(g);
+  l.block[0] = 256, l.block[1] = l.block[2] = 1;
+  l.work.kind = wire::WorkKind::kConvolution;
+  l.work.conv = c;
   if (s->capture != nullptr) {
     capture_launch(s, l);
     return;
@@ -206,7 +249,7 @@ cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t descriptor) {
   if (d == nullptr) return CUDNN_STATUS_BAD_PARAM;
   if (d->type == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR) {
     const CudnnDescriptor* graph = plan_graph(*d);
-    d->attention = graph ? decode_cudnn_attention(*graph) : std::nullopt;
+    d->call = graph ? decode_cudnn_call(*graph) : std::nullopt;
   }
   d->finalized = true;
   return CUDNN_STATUS_SUCCESS;
@@ -254,16 +297,17 @@ cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle, cudnnBackendDescriptor_t
                                   cudnnBackendDescriptor_t variant_pack) {
   const CudnnDescriptor* p = descriptor_of(plan);
   if (!valid(handle) || p == nullptr || !valid(variant_pack)) return CUDNN_STATUS_BAD_PARAM;
-  if (!p->attention) {
+  if (!p->call) {
     const CudnnDescriptor* graph = plan_graph(*p);
     std::fprintf(stderr,
-                 "phantora: cudnnBackendExecute of a graph (%s) that is not an attention the "
-                 "simulator knows: cuDNN is simulated for attention only (docs/pytorch.md, "
-                 "\"cuDNN\")\n",
+                 "phantora: cudnnBackendExecute of a graph (%s) that is neither an attention nor "
+                 "a single convolution the simulator knows: cuDNN is simulated for those only "
+                 "(docs/pytorch.md, \"cuDNN\")\n",
                  graph ? describe_cudnn_graph(*graph).c_str() : "none");
     std::abort();
   }
-  submit_attention(handle, *p->attention);
+  if (const auto* a = std::get_if<CudnnAttention>(&*p->call)) submit_attention(handle, *a);
+  if (const auto* c = std::get_if<CudnnConvolution>(&*p->call)) submit_convolution(handle, *c);
   return CUDNN_STATUS_SUCCESS;
 }
 

@@ -1,6 +1,7 @@
 #include "cudnn_graph.hpp"
 
 #include <cstring>
+#include <utility>
 
 namespace phantora::shim {
 
@@ -233,6 +234,99 @@ std::optional<CudnnAttention> decode_cudnn_attention(const CudnnDescriptor& grap
   // A band bounded on both sides (a sliding window) is priced as causal: an upper bound.
   call->shape.causal = m.lower || m.generated_index ? 1 : 0;
   return call;
+}
+
+namespace {
+
+// The attribute names of one convolution operation: its tensors as (input, filter, output)
+// whichever of them it computes, and its convolution descriptor.
+struct ConvOperation {
+  int type;
+  wire::ConvPass pass;
+  int x, w, y, conv;
+};
+constexpr ConvOperation kConvOperations[] = {
+    {CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, wire::ConvPass::kForward,
+     CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W,
+     CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y,
+     CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC},
+    {CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR, wire::ConvPass::kBackwardData,
+     CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W,
+     CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY,
+     CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC},
+    {CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR,
+     wire::ConvPass::kBackwardFilter, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X,
+     CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY,
+     CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC},
+};
+
+// [N, C, spatial...] dims (cuDNN orders a backend tensor's dimensions so whatever its strides)
+// as N, C and a 2-D extent: one spatial dim is a height of 1, a third is folded into the height.
+struct Extent {
+  int64_t n = 0, c = 0, h = 0, w = 0;
+};
+std::optional<Extent> extent(const std::vector<int64_t>& dims) {
+  if (dims.size() < 3 || dims.size() > 5) return std::nullopt;
+  Extent e{dims[0], dims[1], 1, dims.back()};
+  for (size_t i = 2; i + 1 < dims.size(); ++i) e.h *= dims[i];
+  return e;
+}
+
+// Strides likewise: the last spatial one is the width's, the others' product the height's.
+std::pair<int64_t, int64_t> stride_hw(const std::vector<int64_t>& strides) {
+  if (strides.empty()) return {1, 1};
+  int64_t h = 1;
+  for (size_t i = 0; i + 1 < strides.size(); ++i) h *= strides[i];
+  return {h, strides.back()};
+}
+
+}  // namespace
+
+std::optional<CudnnConvolution> decode_cudnn_convolution(const CudnnDescriptor& graph) {
+  if (graph.type != CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR) return std::nullopt;
+  const std::vector<const CudnnDescriptor*> ops = operations(graph);
+  if (ops.size() != 1 || ops[0] == nullptr) return std::nullopt;
+  const CudnnDescriptor& op = *ops[0];
+  const ConvOperation* kind = nullptr;
+  for (const ConvOperation& c : kConvOperations) {
+    if (c.type == op.type) kind = &c;
+  }
+  if (kind == nullptr) return std::nullopt;
+  const auto x = tensor(op.descriptor(kind->x)), w = tensor(op.descriptor(kind->w));
+  const auto y = tensor(op.descriptor(kind->y));
+  const CudnnDescriptor* conv = op.descriptor(kind->conv);
+  if (!x || !w || !y || conv == nullptr) return std::nullopt;
+  const auto in = extent(x->dims), filter = extent(w->dims), out = extent(y->dims);
+  const std::optional<wire::DataType> type = data_type(x->data_type);
+  if (!in || !filter || !out || !type || x->dims.size() != w->dims.size() ||
+      x->dims.size() != y->dims.size()) {
+    return std::nullopt;
+  }
+  // The filter is [K, C / groups, taps...]; the output [N, K, ...].
+  if (filter->c < 1 || in->c % filter->c != 0 || out->n != in->n || out->c != filter->n) {
+    return std::nullopt;
+  }
+  const auto [stride_h, stride_w] =
+      stride_hw(conv->integers(CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES));
+  const auto fits = [](int64_t v) { return v >= 1 && v <= int64_t{UINT32_MAX}; };
+  for (int64_t v : {in->n, in->c, in->h, in->w, filter->n, filter->h, filter->w, out->h, out->w,
+                    stride_h, stride_w}) {
+    if (!fits(v)) return std::nullopt;
+  }
+  wire::ConvShape s;
+  const auto u = [](int64_t v) { return static_cast<uint32_t>(v); };
+  s.n = u(in->n), s.c = u(in->c), s.h = u(in->h), s.w = u(in->w);
+  s.k = u(filter->n), s.r = u(filter->h), s.s = u(filter->w), s.p = u(out->h), s.q = u(out->w);
+  s.groups = u(in->c / filter->c), s.stride_h = u(stride_h), s.stride_w = u(stride_w);
+  s.dtype = *type;
+  s.pass = kind->pass;
+  return CudnnConvolution{s};
+}
+
+std::optional<CudnnCall> decode_cudnn_call(const CudnnDescriptor& graph) {
+  if (auto a = decode_cudnn_attention(graph)) return CudnnCall{*a};
+  if (auto c = decode_cudnn_convolution(graph)) return CudnnCall{*c};
+  return std::nullopt;
 }
 
 namespace {

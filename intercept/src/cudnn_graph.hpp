@@ -1,6 +1,6 @@
 // cuDNN's backend (graph) API as data: the descriptors a program builds with
 // cudnnBackendCreateDescriptor / SetAttribute / Finalize (api_cudnn.cpp keeps them), and the
-// attention call an operation graph of scaled-dot-product attention describes. cuDNN's
+// call an operation graph describes: a convolution, or scaled-dot-product attention. cuDNN's
 // frontend (which PyTorch's cuDNN attention uses) builds such graphs either as one native
 // SDPA operation (cuDNN 9.20 and later for the forward: CUDNN_BACKEND_OPERATION_SDPA_FWD,
 // its mask a diagonal-band subgraph) or as the composite of matrix products, pointwise
@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "phantora/protocol.hpp"
@@ -28,6 +29,14 @@ struct CudnnAttention {
   wire::AttentionShape shape;  // impl kCudnn
   bool backward = false;
 };
+
+// One convolution: its shape, and which of its products (ConvShape::pass) the graph computes.
+struct CudnnConvolution {
+  wire::ConvShape shape;
+};
+
+// What an executed graph computes: the calls the simulator stands in for.
+using CudnnCall = std::variant<CudnnAttention, CudnnConvolution>;
 
 // One attribute as set: its element type, count and bytes; descriptor-valued attributes hold
 // copies of the descriptors (cuDNN copies them when they are set: a program may destroy its
@@ -43,9 +52,9 @@ struct CudnnDescriptor {
   cudnnBackendDescriptorType_t type{};
   std::map<int, CudnnAttribute> attributes;  // by cudnnBackendAttributeName_t
   bool finalized = false;
-  // An execution plan's attention call, decoded once when the plan is finalized (a program
-  // executes one plan many times).
-  std::optional<CudnnAttention> attention;
+  // An execution plan's call, decoded once when the plan is finalized (a program executes one
+  // plan many times).
+  std::optional<CudnnCall> call;
 
   const CudnnAttribute* find(int name) const;
   // The attribute's first int64 (or int32, for those types) element; nullopt when unset.
@@ -68,6 +77,15 @@ inline constexpr int kCudnnDiagonalBandMaskMode = 3007;     // ..._BAND_MASK_COM
 // The attention call an operation graph (a finalized CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR)
 // computes; nullopt when it is not one this decoder knows (docs/kernels.md, "cuDNN").
 std::optional<CudnnAttention> decode_cudnn_attention(const CudnnDescriptor& operation_graph);
+
+// The convolution a graph of one convolution operation computes (forward, data or filter
+// gradient; PyTorch's cuDNN convolutions, aten/src/ATen/native/cudnn/Conv_v8.cpp); nullopt for
+// any other graph. A 3-D convolution is described with its depth folded into the height (what
+// it costs depends on the products of its spatial extents, its taps and strides).
+std::optional<CudnnConvolution> decode_cudnn_convolution(const CudnnDescriptor& operation_graph);
+
+// The call a graph computes: attention or convolution; nullopt when neither decoder knows it.
+std::optional<CudnnCall> decode_cudnn_call(const CudnnDescriptor& operation_graph);
 
 // The operations of a graph by descriptor type, for messages ("OPERATION_MATMUL x2, ...").
 std::string describe_cudnn_graph(const CudnnDescriptor& operation_graph);

@@ -1,6 +1,6 @@
-// cuDNN operation graphs of attention, built by hand as cuDNN's frontend builds them (the
-// shapes, tensor flags and operations seen from PyTorch 2.15 with cuDNN 9.26 and PyTorch 2.8
-// with cuDNN 9.10), decoded into the attention call they compute.
+// cuDNN operation graphs of attention and convolutions, built by hand as cuDNN's frontend
+// builds them (the shapes, tensor flags and operations seen from PyTorch 2.15 with cuDNN 9.26
+// and PyTorch 2.8 with cuDNN 9.10), decoded into the call they compute.
 #include "cudnn_graph.hpp"
 
 #include <gtest/gtest.h>
@@ -8,12 +8,16 @@
 #include <cstring>
 #include <initializer_list>
 #include <memory>
+#include <utility>
+#include <variant>
 
 namespace {
 
 using phantora::shim::CudnnAttribute;
 using phantora::shim::CudnnDescriptor;
 using phantora::shim::decode_cudnn_attention;
+using phantora::shim::decode_cudnn_call;
+using phantora::shim::decode_cudnn_convolution;
 namespace wire = phantora::wire;
 using Ptr = std::shared_ptr<const CudnnDescriptor>;
 
@@ -161,6 +165,112 @@ TEST(CudnnGraph, OtherGraphsAreNotAttention) {
   EXPECT_FALSE(
       decode_cudnn_attention(graph({matmul(q, tensor({1, 8, 64, 512}), s),
                                     matmul(s, tensor({1, 8, 512, 64}), tensor({1, 8, 512, 64}))})));
+}
+
+// A convolution operation of `type` over (input, filter, output) as its attributes name them,
+// with a convolution descriptor of these filter strides.
+Ptr convolution(cudnnBackendDescriptorType_t type, Ptr x, Ptr w, Ptr y,
+                std::initializer_list<int64_t> strides) {
+  auto conv = std::make_shared<CudnnDescriptor>();
+  conv->type = CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR;
+  set_integers(*conv, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, strides);
+  set_integers(*conv, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64,
+               {static_cast<int64_t>(strides.size())});
+  auto op = std::make_shared<CudnnDescriptor>();
+  op->type = type;
+  int names[4] = {CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
+                  CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W,
+                  CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y,
+                  CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC};
+  if (type == CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR) {
+    names[0] = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX;
+    names[1] = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W;
+    names[2] = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY;
+    names[3] = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC;
+  } else if (type == CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR) {
+    names[0] = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X;
+    names[1] = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW;
+    names[2] = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY;
+    names[3] = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC;
+  }
+  set_descriptors(*op, names[0], {x});
+  set_descriptors(*op, names[1], {w});
+  set_descriptors(*op, names[2], {y});
+  set_descriptors(*op, names[3], {conv});
+  return op;
+}
+
+TEST(CudnnGraph, ConvolutionsInEachPass) {
+  // ResNet-50's first downsampling 3 x 3: x [32, 128, 56, 56], w [128, 128, 3, 3], stride 2,
+  // y [32, 128, 28, 28] (PyTorch's Conv_v8.cpp sends one operation per graph).
+  const Ptr x = tensor({32, 128, 56, 56}), w = tensor({128, 128, 3, 3}),
+            y = tensor({32, 128, 28, 28});
+  const std::pair<cudnnBackendDescriptorType_t, wire::ConvPass> passes[] = {
+      {CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, wire::ConvPass::kForward},
+      {CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR, wire::ConvPass::kBackwardData},
+      {CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR,
+       wire::ConvPass::kBackwardFilter}};
+  for (const auto& [type, pass] : passes) {
+    const auto c = decode_cudnn_convolution(graph({convolution(type, x, w, y, {2, 2})}));
+    ASSERT_TRUE(c.has_value());
+    EXPECT_EQ(c->shape.pass, pass);
+    EXPECT_EQ(c->shape.n, 32u);
+    EXPECT_EQ(c->shape.c, 128u);
+    EXPECT_EQ(c->shape.h, 56u);
+    EXPECT_EQ(c->shape.w, 56u);
+    EXPECT_EQ(c->shape.k, 128u);
+    EXPECT_EQ(c->shape.r, 3u);
+    EXPECT_EQ(c->shape.s, 3u);
+    EXPECT_EQ(c->shape.p, 28u);
+    EXPECT_EQ(c->shape.q, 28u);
+    EXPECT_EQ(c->shape.groups, 1u);
+    EXPECT_EQ(c->shape.stride_h, 2u);
+    EXPECT_EQ(c->shape.stride_w, 2u);
+    EXPECT_EQ(c->shape.dtype, wire::DataType::kBF16);
+    // The call decoder finds it as a convolution, not as attention.
+    const auto call = decode_cudnn_call(graph({convolution(type, x, w, y, {2, 2})}));
+    ASSERT_TRUE(call.has_value());
+    EXPECT_TRUE(std::holds_alternative<phantora::shim::CudnnConvolution>(*call));
+  }
+}
+
+TEST(CudnnGraph, GroupedThreeDAndMalformedConvolutions) {
+  const auto fwd = CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR;
+  // Depthwise: 64 channels, filter [64, 1, 3, 3]: 64 groups; fp32 tensors.
+  auto c = decode_cudnn_convolution(
+      graph({convolution(fwd, tensor({8, 64, 32, 32}, false, CUDNN_DATA_FLOAT),
+                         tensor({64, 1, 3, 3}, false, CUDNN_DATA_FLOAT),
+                         tensor({8, 64, 32, 32}, false, CUDNN_DATA_FLOAT), {1, 1})}));
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->shape.groups, 64u);
+  EXPECT_EQ(c->shape.dtype, wire::DataType::kF32);
+  // 3-D: x [2, 16, 8, 32, 32], w [32, 16, 3, 3, 3], y [2, 32, 4, 16, 16], strides 2: the depth
+  // folds into the height (8 x 32 = 256 rows in, 3 x 3 = 9 filter rows, 4 x 16 out, stride 4).
+  c = decode_cudnn_convolution(
+      graph({convolution(fwd, tensor({2, 16, 8, 32, 32}), tensor({32, 16, 3, 3, 3}),
+                         tensor({2, 32, 4, 16, 16}), {2, 2, 2})}));
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->shape.h, 256u);
+  EXPECT_EQ(c->shape.r, 9u);
+  EXPECT_EQ(c->shape.p, 64u);
+  EXPECT_EQ(c->shape.stride_h, 4u);
+  EXPECT_EQ(c->shape.stride_w, 2u);
+  // Channels that do not divide into the filter's, an output batch or channel count that
+  // disagrees, tensors of different ranks, and a graph with a second operation: not decoded.
+  EXPECT_FALSE(decode_cudnn_convolution(graph({convolution(
+      fwd, tensor({8, 64, 32, 32}), tensor({64, 48, 3, 3}), tensor({8, 64, 32, 32}), {1, 1})})));
+  EXPECT_FALSE(decode_cudnn_convolution(graph({convolution(
+      fwd, tensor({8, 64, 32, 32}), tensor({64, 64, 3, 3}), tensor({4, 64, 32, 32}), {1, 1})})));
+  EXPECT_FALSE(decode_cudnn_convolution(graph({convolution(
+      fwd, tensor({8, 64, 32, 32}), tensor({64, 64, 3, 3}), tensor({8, 32, 32, 32}), {1, 1})})));
+  EXPECT_FALSE(decode_cudnn_convolution(graph({convolution(
+      fwd, tensor({8, 64, 32, 32}), tensor({64, 64, 3, 3, 3}), tensor({8, 64, 32, 32}), {1, 1})})));
+  EXPECT_FALSE(decode_cudnn_convolution(
+      graph({convolution(fwd, tensor({8, 64, 32, 32}), tensor({64, 64, 3, 3}),
+                         tensor({8, 64, 32, 32}), {1, 1}),
+             pointwise(CUDNN_POINTWISE_RELU_FWD)})));
+  // Neither a convolution nor attention: no call.
+  EXPECT_FALSE(decode_cudnn_call(graph({pointwise(CUDNN_POINTWISE_ADD)})));
 }
 
 }  // namespace
