@@ -2,7 +2,8 @@
 // logging callback), forwarded to the real libcudnn the program loaded: PyTorch and cuDNN's
 // frontend ask them to choose how to build their graphs, and the answer must be the library's.
 // Every other cuDNN export without a definition in the shim is a loud stub (stubs.cmake): the
-// shim stands in for cuDNN's attention only (api_cudnn.cpp).
+// shim stands in for cuDNN's attention (api_cudnn.cpp) and batch normalization
+// (api_cudnn_batch_norm.cpp) only.
 #include <cudnn_graph.h>
 #include <dlfcn.h>
 

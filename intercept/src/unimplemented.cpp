@@ -19,9 +19,10 @@ struct Hint {
   std::string_view hint;
 };
 constexpr std::string_view kCudnnHint =
-    "cuDNN is simulated for attention only, through its graph API (docs/pytorch.md, "
-    "\"cuDNN\"); the rest of it is not. phantora's start-up hook turns cuDNN's convolutions off "
-    "for PyTorch (torch.backends.cudnn.enabled = False); leave them off.";
+    "cuDNN is simulated for convolutions and attention, through its graph API, and for batch "
+    "normalization (docs/pytorch.md, \"cuDNN\"); the rest of it is not. phantora's start-up "
+    "hook keeps PyTorch's RNNs, CTC loss, grid_sample and affine_grid off cuDNN; for another "
+    "call, run it with torch.backends.cudnn.enabled = False around it.";
 constexpr Hint kEntryPointHints[] = {{"cudnn", kCudnnHint}};
 constexpr Hint kCallerHints[] = {{"libcudnn", kCudnnHint}};
 

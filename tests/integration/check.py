@@ -596,19 +596,61 @@ def case_unimplemented():
 
 
 def case_cudnn_unsimulated():
-    """cuDNN's handle calls are the shim's (programs/cudnn_handle.cu), the rest of its legacy API
-    is not: a convolution's first call stops the run naming the entry point and how to keep a
-    PyTorch program off it."""
+    """cuDNN's handle calls and legacy tensor descriptors are the shim's
+    (programs/cudnn_handle.cu), the rest of its legacy API outside batch normalization is not: a
+    local response normalization's first call stops the run naming the entry point and what the
+    shim simulates of cuDNN."""
     r = run("cudnn_unsimulated", "cudnn_handle", flags=zero(), expect_ok=False)
     out = r.stderr + r.stdout
     check(r.rc != 0, f"phantora must exit non-zero (got {r.rc})")
     check("handle ok 1" in r.stdout, "cudnnCreate, cudnnSetStream and cudnnGetStream work")
-    check(re.search(r"phantora: cudnnCreateTensorDescriptor( \(called from [^)]*\))? is not "
+    check("tensor ok 1 bytes 240" in r.stdout, "a legacy tensor descriptor is set and sized")
+    check(re.search(r"phantora: cudnnCreateLRNDescriptor( \(called from [^)]*\))? is not "
                     r"implemented", out) is not None, "the message names the entry point")
-    check("cuDNN is simulated for attention only" in out, "the message says what cuDNN does")
+    check("cuDNN is simulated for" in out, "the message says what of cuDNN is simulated")
     check("torch.backends.cudnn.enabled = False" in out,
-          "the message names the PyTorch switch that keeps convolutions off cuDNN")
+          "the message names the PyTorch switch that keeps a call off cuDNN")
     check("before" in r.stdout and "after" not in r.stdout, "the program stops at the call")
+
+
+def case_cudnn_batch_norm():
+    """cuDNN's legacy batch normalization without PyTorch (programs/cudnn_batch_norm.cu): the
+    older ForwardTraining and Backward and ForwardInference, each one kernel priced as a
+    memory-bound norm from its descriptors' bytes, by hand: x is 8 x 16 x 32 x 32 half (X =
+    262,144 bytes), the derived per-channel tensors 1 x 16 x 1 x 1 float (P = 64 bytes).
+    Training reads x, scale, bias, running mean and variance and writes y, the running and the
+    saved statistics; backward reads x, dy, scale and the saved statistics and writes dx and
+    the scale and bias gradients; inference reads x, scale, bias, mean and variance and writes
+    y. time = floor + (read + written) / (HBM x memory efficiency). Calls cuDNN refuses send no
+    kernel; the running variance the kernel wrote reads back as zeros."""
+    r = run("cudnn_batch_norm", "cudnn_batch_norm", flags=zero())
+    check("done" in r.stdout, "the program ran to its end")
+    check("channel 1 16 1 1 type 0" in r.stdout, "the derived descriptor: 1 x C x 1 x 1 float")
+    for what in ("other_dims", "no_handle", "unpaired", "bad_mode"):
+        check_eq(r.value(what), "2000", f"{what}: CUDNN_STATUS_BAD_PARAM")
+    check_eq(r.value("running_var"), "0", "the running variance the kernel wrote reads as zeros")
+    X, P = 8 * 16 * 32 * 32 * 2, 16 * 4
+    rate = h100()["perf"]["hbm_gbytes_per_s"] * 1e9 * model_params()["gpu"]["h100"][
+        "memory_efficiency"]
+    floor_us = model_params()["memory_bound"]["floor_us"]
+    expected = {
+        "cudnn_batch_norm_forward_training": (X + 4 * P) + (X + 4 * P),
+        "cudnn_batch_norm_backward": (2 * X + 3 * P) + (X + 2 * P),
+        "cudnn_batch_norm_forward_inference": (X + 4 * P) + X,
+    }
+    trace = os.path.join(r.out_dir, "trace.json")
+    if not check(os.path.exists(trace), "trace.json written"):
+        return
+    with open(trace, encoding="utf-8") as f:
+        t = json.load(f)
+    events = t["traceEvents"] if isinstance(t, dict) else t
+    for kernel, moved in expected.items():
+        spans = [e for e in events if e.get("ph") == "X" and e.get("name") == kernel]
+        if check_eq(len(spans), 1, f"{kernel} spans"):
+            want_us = floor_us + moved / rate * 1e6
+            check(spans[0].get("args", {}).get("source") == "modelled"
+                  and abs(spans[0]["dur"] - want_us) < 0.01,
+                  f"{kernel}: {spans[0]['dur']} us, by hand {want_us:.6f} us")
 
 
 def case_gemm_beta():

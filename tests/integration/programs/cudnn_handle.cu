@@ -1,6 +1,7 @@
-// Uses cuDNN as PyTorch does before its first cuDNN call: a handle on a stream (the shim stands
-// in for these, and for cuDNN's graph API: attention), then a legacy descriptor call, the start
-// of a convolution, which the shim does not implement: the process must die naming the entry
+// Uses cuDNN as PyTorch does before its first cuDNN call: a handle on a stream and a legacy
+// tensor descriptor (the shim stands in for these, for cuDNN's graph API: attention, and for its
+// batch normalization), then a legacy call the shim does not implement (and PyTorch does not
+// make), the start of a local response normalization: the process must die naming the entry
 // point and what to do (intercept/src/unimplemented.cpp).
 #include <cudnn.h>
 
@@ -18,10 +19,19 @@ int main() {
   cudaStream_t got = nullptr;
   std::printf("handle ok %d\n",
               cudnnGetStream(handle, &got) == CUDNN_STATUS_SUCCESS && got == stream);
+  // 2 x 3 x 4 x 5 halves, channels innermost: 240 bytes.
+  cudnnTensorDescriptor_t tensor = nullptr;
+  size_t bytes = 0;
+  const bool tensor_ok = cudnnCreateTensorDescriptor(&tensor) == CUDNN_STATUS_SUCCESS &&
+                         cudnnSetTensor4dDescriptor(tensor, CUDNN_TENSOR_NHWC, CUDNN_DATA_HALF, 2,
+                                                    3, 4, 5) == CUDNN_STATUS_SUCCESS &&
+                         cudnnGetTensorSizeInBytes(tensor, &bytes) == CUDNN_STATUS_SUCCESS &&
+                         cudnnDestroyTensorDescriptor(tensor) == CUDNN_STATUS_SUCCESS;
+  std::printf("tensor ok %d bytes %zu\n", tensor_ok, bytes);
   std::printf("before\n");
   std::fflush(stdout);
-  cudnnTensorDescriptor_t tensor = nullptr;
-  const cudnnStatus_t s = cudnnCreateTensorDescriptor(&tensor);
+  cudnnLRNDescriptor_t lrn = nullptr;
+  const cudnnStatus_t s = cudnnCreateLRNDescriptor(&lrn);
   std::printf("after %d\n", static_cast<int>(s));  // must never be reached
   return 0;
 }
