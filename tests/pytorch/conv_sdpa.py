@@ -1,5 +1,5 @@
 # A convolution and scaled-dot-product attention (see docs/pytorch.md, "cuDNN", for which kernels
-# run: the convolution PyTorch's own, the attention the backend PyTorch picks).
+# run: the convolution cuDNN's, the attention the backend PyTorch picks).
 import os
 import tomllib
 

@@ -3,11 +3,11 @@
 (Python's clocks need nothing here: time.perf_counter, time.monotonic, time.time and the rest
 read the C library's clocks, which the preloaded libphantora.so makes the thread's simulated host
 clock; docs/time.md.) In every Python process of the job it
-  * turns cuDNN's convolutions off for PyTorch once torch is imported (docs/pytorch.md,
-    "cuDNN"): they take PyTorch's own kernels (cuDNN's talk to the driver directly and cannot
-    run on the virtual GPU). Attention is left to torch: where torch would pick cuDNN's (its
-    rule for the part and the cuDNN it ships), it runs through the shim's stand-in for cuDNN's
-    graph API, as it would on the real GPU.
+  * once torch is imported, keeps its RNN modules, CTC loss, grid_sample and affine_grid off
+    cuDNN for the length of their calls (phantora_cudnn_scope.py, docs/pytorch.md "cuDNN"):
+    the shim stands in for cuDNN's convolutions, attention and batch norm, not for those. Everything
+    else is left to torch: convolutions and batch norm go to cuDNN as on the real GPU, and
+    where torch would pick cuDNN's attention it runs through the same stand-in.
   * once TorchTitan's token dispatcher is imported, supplies its expert-parallel routing counts
     from the host (phantora_moe_routing.py: the counts are computed on the GPU, which does not
     run kernels).
@@ -79,12 +79,12 @@ def _whole_lines():
 
 def _configure_torch(torch):
     try:
-        # Only the convolutions: `cudnn.enabled` does not gate SDPA's cuDNN backend, which the
-        # shim simulates (torch.backends.cuda.enable_cudnn_sdp stays as torch sets it).
-        torch.backends.cudnn.enabled = False
-    except Exception as e:  # an older or newer torch without this switch
-        print(f"phantora: could not turn cuDNN off in torch {getattr(torch, '__version__', '?')}: {e}",
-              file=sys.stderr)
+        import phantora_cudnn_scope  # next to this file, on PYTHONPATH
+
+        phantora_cudnn_scope.keep_unsimulated_calls_off_cudnn(torch)
+    except Exception as e:  # an older or newer torch without these modules
+        print(f"phantora: could not keep RNNs, CTC loss and grid sampling off cuDNN in torch "
+              f"{getattr(torch, '__version__', '?')}: {e}", file=sys.stderr)
 
 
 def _route_torchtitan_moe(module):
