@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -161,6 +162,147 @@ std::optional<CountedKernel> classify_embedding(std::string_view base,
   } else {
     return std::nullopt;
   }
+  return k;
+}
+
+// Kernels of CNN layers that PyTorch runs on its own kernels whatever cuDNN does (max pooling,
+// depthwise convolutions in NCHW) or for bf16 inputs (channels-last batch norm):
+// DilatedMaxPool2d.cu, DepthwiseConv2d.cu, Normalization.cuh, as PyTorch 2.15 lays out their
+// parameters. Each reads its input once and writes its output once; the pooling indices are
+// int64.
+std::optional<CountedKernel> classify_vision(std::string_view base,
+                                             const std::vector<std::string_view>& t,
+                                             const std::vector<std::string_view>& p) {
+  CountedKernel k;
+  // These parameters, in order, as the kind's counts 0, 1, ...
+  const auto picks = [&](std::initializer_list<size_t> at) {
+    int i = 0;
+    for (size_t a : at) {
+      if (!count_arg(p, a, i++, k)) return false;
+    }
+    return true;
+  };
+  // Parameters [first, first + n) likewise.
+  const auto counts = [&](size_t first, int n) {
+    for (int i = 0; i < n; ++i) {
+      if (!count_arg(p, first + static_cast<size_t>(i), i, k)) return false;
+    }
+    return true;
+  };
+  if (ends_with(base, "::max_pool_forward_nchw") && t.size() == 2 && p.size() == 17) {
+    // <T, index>(int outputs, in, C, H, W, PH, PW, kernel, stride, padding, dilation (x2 each),
+    // out, indices): the outputs N·C·PH·PW; N·C of them are outputs / (PH·PW).
+    k.kind = CountedKind::kMaxPoolFlat;
+    k.work = wire::WorkKind::kReduce;
+    k.bytes = {scalar_bytes(t[0]), 0, 0, 0};
+    if (!count_arg(p, 0, 0, k) || !count_arg(p, 3, 1, k) || !count_arg(p, 4, 2, k) ||
+        !count_arg(p, 5, 3, k) || !count_arg(p, 6, 4, k))
+      return std::nullopt;
+  } else if (ends_with(base, "::max_pool_forward_nhwc") && t.size() == 2 && p.size() == 23) {
+    // <T, index>(in, N, C, H, W, PH, PW, ...)
+    k.kind = CountedKind::kMaxPoolForward;
+    k.work = wire::WorkKind::kReduce;
+    k.bytes = {scalar_bytes(t[0]), 0, 0, 0};
+    if (!counts(1, 6)) return std::nullopt;
+  } else if ((ends_with(base, "::max_pool_backward_nchw") && t.size() == 3 && p.size() == 17) ||
+             (ends_with(base, "::max_pool_backward_nhwc") && t.size() == 2 && p.size() == 22)) {
+    // <T, acc[, index]>(output gradient, indices, N, C, H, W, PH, PW, ..., input gradient)
+    k.kind = CountedKind::kMaxPoolBackward;
+    k.work = wire::WorkKind::kElementwise;
+    k.bytes = {scalar_bytes(t[0]), 0, 0, 0};
+    if (!counts(2, 6)) return std::nullopt;
+  } else if (ends_with(base, "::conv_depthwise2d_forward_kernel") && t.size() == 3 &&
+             p.size() == 20) {
+    // <kSize, T, index>(in, out, weight, bias, bool bias, outputs, K, multiplier, W, H, Q, P,
+    // ...): outputs = N·K·P·Q; the input N·(K / multiplier)·H·W. The weight (K·R·S) and bias
+    // are left out: at most a few thousand elements beside the activations.
+    k.kind = CountedKind::kDepthwiseForward;
+    k.work = wire::WorkKind::kElementwise;
+    k.bytes = {scalar_bytes(t[1]), 0, 0, 0};
+    if (!counts(5, 7)) return std::nullopt;
+  } else if (ends_with(base, "::conv_depthwise2d_backward_kernel") && t.size() == 4 &&
+             p.size() == 19) {
+    // <kSize, stride, T, index>(grad out, grad in, weight, inputs, C, multiplier, K, W, H, Q,
+    // P, ...): inputs = N·C·H·W written; the output gradient N·K·P·Q read.
+    k.kind = CountedKind::kDepthwiseData;
+    k.work = wire::WorkKind::kElementwise;
+    k.bytes = {scalar_bytes(t[2]), 0, 0, 0};
+    if (!picks({3, 4, 6, 7, 8, 9, 10})) return std::nullopt;
+  } else if (ends_with(base, "::conv_depthwise2d_grad_weight_kernel") && t.size() == 2 &&
+             p.size() == 19) {
+    // <T, index>(grad out, in, grad weight, N, C, K, multiplier, W, H, Q, P, ...): the output
+    // gradient N·K·P·Q and the input N·C·H·W read, the filter gradient (K·R·S) left out.
+    k.kind = CountedKind::kDepthwiseFilter;
+    k.work = wire::WorkKind::kReduce;
+    k.bytes = {scalar_bytes(t[0]), 0, 0, 0};
+    if (!picks({3, 4, 5, 7, 8, 9, 10})) return std::nullopt;
+  } else if (contains(base, "batch_norm_") && ends_with(base, "_channels_last_kernel")) {
+    // Rows of `stride` channels, `reduction size` of them (N·H·W): bytes = {element, inputs
+    // read, outputs written, per-channel floats written}.
+    //   collect_statistics <Var, T, acc, n>(in, mean, invstd, staging, semaphores, rows,
+    //     stride, eps): x read; the mean and inverse deviation written.
+    //   transform_input <T, acc, layer, n>(in, z, mean, invstd, weight, shift, out, rows,
+    //     stride, relu): x read, y written (z is the fused add's, not nn.BatchNorm's).
+    //   backward_reduce <n, T, acc, layer>(in, grad out, mean, invstd, sum dy, sum dy·xmu,
+    //     grad weight, grad bias, staging, semaphores, rows, stride): x and dy read; four
+    //     per-channel sums written.
+    //   backward_elemt <n, T, acc, layer>(grad out, in, mean, invstd, weight, sum dy,
+    //     sum dy·xmu, grad in, norm factor, rows, stride): dy and x read, dx written.
+    struct Layout {
+      std::string_view name;
+      size_t params, scalar, rows;
+      int reads, writes, per_channel;
+    };
+    constexpr Layout kLayouts[] = {
+        {"batch_norm_collect_statistics_channels_last_kernel", 8, 1, 5, 1, 0, 2},
+        {"batch_norm_transform_input_channels_last_kernel", 10, 0, 7, 1, 1, 0},
+        {"batch_norm_backward_reduce_channels_last_kernel", 12, 1, 10, 2, 0, 4},
+        {"batch_norm_backward_elemt_channels_last_kernel", 11, 1, 9, 2, 1, 0},
+    };
+    const Layout* l = nullptr;
+    for (const Layout& c : kLayouts) {
+      if (ends_with(base, c.name) && p.size() == c.params && t.size() == 4) l = &c;
+    }
+    if (l == nullptr) return std::nullopt;
+    k.kind = CountedKind::kNormChannelsLast;
+    k.work = wire::WorkKind::kNorm;
+    k.bytes = {scalar_bytes(t[l->scalar]), l->reads, l->writes, l->per_channel};
+    if (!counts(l->rows, 2)) return std::nullopt;
+  } else if (contains(base, "::kernel::") &&
+             (ends_with(base, "_cell_forward") || ends_with(base, "_cell_backward"))) {
+    // <T, acc, index, indexing>(TensorInfo..., index hidden size, index elements), RNN.cu: the
+    // point-wise half of an LSTM or GRU step (the GEMMs are cuBLAS's), per element of the
+    // hidden state (bytes = {element, elements read, elements written}; biases left out):
+    //   lstm_cell_forward: input and hidden gates (4 + 4) and cx read; hy, cy and the
+    //     workspace's four gates written.
+    //   lstm_cell_backward: the workspace (4), cx, cy and the gradients of hy and cy read; the
+    //     gates' gradient (4) and cx's written.
+    //   gru_cell_forward: input and hidden gates (3 + 3) and hx read; hy and the storage (5)
+    //     written.
+    //   gru_cell_backward: the storage (5) and hy's gradient read; the input and hidden gates'
+    //     gradients (3 + 3) and hx's written.
+    struct Cell {
+      std::string_view name;
+      size_t params;
+      int reads, writes;
+    };
+    constexpr Cell kCells[] = {{"::lstm_cell_forward", 10, 9, 6},
+                               {"::lstm_cell_backward", 9, 8, 5},
+                               {"::gru_cell_forward", 9, 7, 6},
+                               {"::gru_cell_backward", 7, 6, 7}};
+    const Cell* c = nullptr;
+    for (const Cell& cell : kCells) {
+      if (ends_with(base, cell.name) && p.size() == cell.params && t.size() == 4) c = &cell;
+    }
+    if (c == nullptr) return std::nullopt;
+    k.kind = CountedKind::kRecurrentCell;
+    k.work = wire::WorkKind::kElementwise;
+    k.bytes = {scalar_bytes(t[0]), c->reads, c->writes, 0};
+    if (!count_arg(p, p.size() - 1, 0, k)) return std::nullopt;
+  } else {
+    return std::nullopt;
+  }
+  if (k.bytes[0] == 0) return std::nullopt;
   return k;
 }
 
@@ -368,6 +510,26 @@ std::optional<CountedKernel> classify_counted(std::string_view base, std::string
     if (k.bytes[0] == 0 || k.bytes[1] == 0 || !count_arg(p, 5, 0, k) || !count_arg(p, 6, 1, k))
       return std::nullopt;
     return k;
+  } else if (ends_with(base, "::unrolled_elementwise_kernel_for_multi_outputs") && !t.empty() &&
+             p.size() == 5) {
+    // <outputs, f, array, input calc, output calc>(int N, f, data, ...), CUDALoops.cuh: N items,
+    // each reading one value of every parameter of f (its lambda's types) and writing
+    // `outputs` values, taken as wide as its widest input (the types it returns are not in the
+    // name). batch_norm_update_stats_and_invert, aminmax, frexp ...
+    const std::vector<std::string_view> in = lambda_params(d);
+    int read = 0, widest = 0;
+    for (std::string_view type : in) {
+      const int b = scalar_bytes(type);
+      if (b == 0) return std::nullopt;
+      read += b;
+      widest = std::max(widest, b);
+    }
+    k.kind = CountedKind::kMultiOutput;
+    k.bytes = {read, std::atoi(std::string(t[0]).c_str()) * widest, 0, 0};
+    if (in.empty() || k.bytes[1] == 0 || !count_arg(p, 0, 0, k)) return std::nullopt;
+    return k;
+  } else if (auto v = classify_vision(base, t, p)) {
+    return v;
   } else {
     return classify_embedding(base, t, p);
   }
@@ -512,6 +674,59 @@ std::optional<Traffic> counted_traffic(const CountedKernel& k, void* const* args
       w.written = slices * arg(1) * (b(0) + b(1));
       break;
     }
+    case CountedKind::kMaxPoolFlat: {
+      // outputs (N·C·PH·PW) over PH·PW planes of H·W inputs.
+      const uint64_t outputs = arg(0), planes_out = arg(3) * arg(4);
+      if (planes_out == 0) return std::nullopt;
+      w.read = outputs / planes_out * arg(1) * arg(2) * b(0);
+      w.written = outputs * (b(0) + 8);
+      break;
+    }
+    case CountedKind::kMaxPoolForward:
+    case CountedKind::kMaxPoolBackward: {
+      const uint64_t planes = arg(0) * arg(1);
+      const uint64_t in = planes * arg(2) * arg(3) * b(0);
+      const uint64_t out = planes * arg(4) * arg(5) * (b(0) + 8);  // values and indices
+      w.read = k.kind == CountedKind::kMaxPoolForward ? in : out;
+      w.written = k.kind == CountedKind::kMaxPoolForward ? out : in;
+      break;
+    }
+    case CountedKind::kDepthwiseForward: {
+      // (outputs, K, multiplier, W, H, Q, P)
+      const uint64_t outputs = arg(0), k_out = arg(1), multiplier = arg(2);
+      const uint64_t out_plane = arg(5) * arg(6);
+      if (k_out == 0 || multiplier == 0 || out_plane == 0) return std::nullopt;
+      const uint64_t n = outputs / (k_out * out_plane);
+      w.read = n * (k_out / multiplier) * arg(3) * arg(4) * b(0);
+      w.written = outputs * b(0);
+      break;
+    }
+    case CountedKind::kDepthwiseData: {
+      // (inputs, C, K, W, H, Q, P): the input gradient N·C·H·W written, N·K·P·Q read.
+      const uint64_t inputs = arg(0), in_plane = arg(1) * arg(3) * arg(4);
+      if (in_plane == 0) return std::nullopt;
+      w.read = inputs / in_plane * arg(2) * arg(5) * arg(6) * b(0);
+      w.written = inputs * b(0);
+      break;
+    }
+    case CountedKind::kDepthwiseFilter:
+      // (N, C, K, W, H, Q, P): N·K·P·Q and N·C·H·W read.
+      w.read = arg(0) * (arg(2) * arg(5) * arg(6) + arg(1) * arg(3) * arg(4)) * b(0);
+      break;
+    case CountedKind::kNormChannelsLast: {
+      const uint64_t n = arg(0) * arg(1);
+      w.read = n * b(0) * b(1);
+      w.written = n * b(0) * b(2) + arg(1) * 4 * b(3);
+      break;
+    }
+    case CountedKind::kMultiOutput:
+      w.read = arg(0) * b(0);
+      w.written = arg(0) * b(1);
+      break;
+    case CountedKind::kRecurrentCell:
+      w.read = arg(0) * b(0) * b(1);
+      w.written = arg(0) * b(0) * b(2);
+      break;
     case CountedKind::kConstant:
       break;
   }

@@ -7,7 +7,8 @@
 // CUB device-wide primitives PyTorch calls (radix-sort passes, histograms, scans,
 // unique-by-key, select, and their tile-state initialisation), embedding backward's segment
 // bookkeeping and final scatter (and its small-batch variant), the foreach-norm cleanup, and
-// index_select's large-index kernel. Each
+// index_select's large-index kernel, and the kernels of CNN layers PyTorch runs itself (max
+// pooling, depthwise convolutions in NCHW, channels-last batch norm, LSTM and GRU cells). Each
 // is priced as memory traffic (what it reads and writes through HBM); sources and the parameter
 // positions are listed per kind in torch_counted_kernels.cpp and docs/kernels.md. Pure string and
 // byte work.
@@ -49,14 +50,24 @@ enum class CountedKind : uint8_t {
   kIndexAccumulate,   // indexing_backward_kernel[_stride_1](..., numel, stride, before, outer)
   kSortSlices,        // warpMergeSortKVInPlace(keys, slices, slice size, ..., values, ...)
   kTopK,              // gatherTopK(input, slice size, k, largest, slices, ...): topk's selection
+  kMaxPoolFlat,       // max_pool_forward_nchw(int outputs, in, C, H, W, PH, PW, ...)
+  kMaxPoolForward,    // max_pool_forward_nhwc(in, N, C, H, W, PH, PW, ...)
+  kMaxPoolBackward,   // max_pool_backward_nchw / _nhwc(grad, indices, N, C, H, W, PH, PW, ...)
+  kDepthwiseForward,  // conv_depthwise2d_forward_kernel(..., outputs, K, multiplier, W, H, Q, P)
+  kDepthwiseData,     // conv_depthwise2d_backward_kernel(..., inputs, C, multiplier, K, W, H, Q, P)
+  kDepthwiseFilter,   // conv_depthwise2d_grad_weight_kernel(..., N, C, K, multiplier, W, H, Q, P)
+  kNormChannelsLast,  // batch_norm_*_channels_last_kernel(..., int reduction size, int stride)
+  kRecurrentCell,     // lstm_cell_* / gru_cell_*(tensors..., hidden size, elements)
+  kMultiOutput,       // unrolled_elementwise_kernel_for_multi_outputs<outputs, f, ...>(int N, ...)
   kConstant,          // a single-thread or fixed-size kernel: the launch itself is the cost
 };
 
 struct CountedKernel {
   CountedKind kind = CountedKind::kConstant;
   wire::WorkKind work = wire::WorkKind::kElementwise;  // what the cost model prices it as
-  std::array<int, 3> args{-1, -1, -1};  // the parameters the kind reads (see the .cpp)
-  std::array<int, 3> arg_bytes{0, 0, 0};
+  // The parameters the kind reads (see the .cpp), and their widths.
+  std::array<int, 7> args{-1, -1, -1, -1, -1, -1, -1};
+  std::array<int, 7> arg_bytes{};
   // Element sizes the kind's formula uses, from the name (see the .cpp per kind).
   std::array<int, 4> bytes{0, 0, 0, 0};
 };

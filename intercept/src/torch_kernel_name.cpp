@@ -106,6 +106,8 @@ std::vector<ScalarType> scalar_types_in(std::string_view text) {
   return out;
 }
 
+}  // namespace
+
 // Parameter types of the last "{lambda(T1, T2)#n}" in `text` (a functor defined as a lambda).
 std::vector<std::string_view> lambda_params(std::string_view text) {
   const size_t at = text.rfind("{lambda(");
@@ -115,6 +117,8 @@ std::vector<std::string_view> lambda_params(std::string_view text) {
   if (close == std::string_view::npos) return {};
   return split_top(text.substr(open + 1, close - open - 1));
 }
+
+namespace {
 
 // Element sizes of an elementwise functor's operands. A lambda functor names its input types
 // in its parameter list; functor structs (BinaryFunctor<a, b, out, op>, FillFunctor<T>, ...)

@@ -153,6 +153,9 @@ bool ends_with(std::string_view s, std::string_view tail);
 int scalar_bytes(std::string_view type);
 // Top-level template arguments of `name<...>(...)`, split on depth-0 commas and trimmed.
 std::vector<std::string_view> template_args(std::string_view text);
+// The parameter types of the last lambda named in `text` ("{lambda(float, float)#1}"); empty
+// when it names none.
+std::vector<std::string_view> lambda_params(std::string_view text);
 // The parameter list's types of a demangled function: "(int, float, float const*, ...)" after its
 // template arguments, split and trimmed.
 std::vector<std::string_view> parameter_types(std::string_view demangled);

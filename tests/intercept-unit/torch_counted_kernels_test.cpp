@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "torch_kernel_args.hpp"
 #include "torch_kernel_name.hpp"
@@ -579,3 +581,216 @@ TEST(TorchCountedKernels, MoeRoutingKernels) {
   EXPECT_EQ(w->bytes_read, 4096u * 64 * 4);
   EXPECT_EQ(w->bytes_written, 4096u * 2 * (4 + 8));
 }
+
+namespace {
+
+// The kernels of CNN layers PyTorch 2.15 runs itself (names as its CUDA 13 build launches them
+// in tests/pytorch/cudnn_convolutions.py's CNN and a plain fp32 one), by hand.
+TEST(TorchCountedKernels, MaxPoolingReadsItsInputAndWritesValuesAndIndices) {
+  // 3 x 3, stride 2 over 16 x 64 x 112 x 112 -> 56 x 56, fp32 NCHW: the forward's first
+  // parameter is the output count.
+  const TorchKernel fwd = classify_torch_kernel(
+      "void at::native::(anonymous namespace)::max_pool_forward_nchw<float, int>(int, float "
+      "const*, long, long, long, int, int, int, int, int, int, int, int, int, int, float*, long*)");
+  ASSERT_EQ(fwd.family, TorchFamily::kCounted);
+  EXPECT_EQ(fwd.counted.kind, CountedKind::kMaxPoolFlat);
+  int32_t outputs = 16 * 64 * 56 * 56, ph = 56, pw = 56, small = 3;
+  int64_t c = 64, h = 112, w = 112;
+  float* ptr = nullptr;
+  void* fa[] = {&outputs, &ptr,   &c,     &h,     &w,     &ph,    &pw,  &small, &small,
+                &small,   &small, &small, &small, &small, &small, &ptr, &ptr};
+  auto work = launch_work(fwd, fa, {1, 1, 1});
+  ASSERT_TRUE(work.has_value());
+  EXPECT_EQ(work->kind, phantora::wire::WorkKind::kReduce);
+  EXPECT_EQ(work->bytes_read, 16u * 64 * 112 * 112 * 4);
+  EXPECT_EQ(work->bytes_written, 16u * 64 * 56 * 56 * (4 + 8));  // fp32 values, int64 indices
+
+  // The backward in channels-last bf16: the gradient and indices read, the input's written.
+  const TorchKernel bwd = classify_torch_kernel(
+      "void at::native::(anonymous namespace)::max_pool_backward_nhwc<c10::BFloat16, float>(c10::"
+      "BFloat16 const*, long const*, int, long, long, long, int, int, int, int, int, int, int, "
+      "int, int, int, int, int, int, int, int, c10::BFloat16*)");
+  ASSERT_EQ(bwd.family, TorchFamily::kCounted);
+  int32_t n = 16;
+  void* ba[] = {&ptr,   &ptr,   &n,     &c,     &h,     &w,     &ph,    &pw,
+                &small, &small, &small, &small, &small, &small, &small, &small,
+                &small, &small, &small, &small, &small, &ptr};
+  work = launch_work(bwd, ba, {1, 1, 1});
+  ASSERT_TRUE(work.has_value());
+  EXPECT_EQ(work->bytes_read, 16u * 64 * 56 * 56 * (2 + 8));
+  EXPECT_EQ(work->bytes_written, 16u * 64 * 112 * 112 * 2);
+}
+
+constexpr const char* kAccessor =
+    "torch::headeronly::detail::GenericPackedTensorAccessor<torch::headeronly::detail::"
+    "TensorAccessor<c10::ArrayRef<long>, float const, 3ul, torch::headeronly::DefaultPtrTraits, "
+    "int>, at::detail::IndexBoundsCheck<4ul, int>, float const, 4ul, torch::headeronly::"
+    "DefaultPtrTraits, int>";
+
+TEST(TorchCountedKernels, DepthwiseConvolutionsMoveTheirActivations) {
+  // 3 x 3 depthwise over 32 x 64 x 56 x 56 fp32, multiplier 1, stride 1: the forward reads the
+  // input and writes the output, each 32·64·56·56 floats.
+  const std::string a = kAccessor;
+  const TorchKernel fwd = classify_torch_kernel(
+      "void at::native::(anonymous namespace)::conv_depthwise2d_forward_kernel<3, float, int>(" +
+      a + ", " + a + ", " + a + ", " + a + ", bool, int, int, int, int, int, int, int, int, int, " +
+      "int, int, int, int, int, int)");
+  ASSERT_EQ(fwd.family, TorchFamily::kCounted);
+  EXPECT_EQ(fwd.counted.kind, CountedKind::kDepthwiseForward);
+  char acc[40] = {};
+  bool bias = false;
+  int32_t total = 32 * 64 * 56 * 56, ch = 64, mult = 1, side = 56, one = 1;
+  void* fa[] = {acc,   acc,   acc,  acc,  &bias, &total, &ch,  &mult, &side, &side,
+                &side, &side, &one, &one, &one,  &one,   &one, &one,  &one,  &one};
+  auto work = launch_work(fwd, fa, {1, 1, 1});
+  ASSERT_TRUE(work.has_value());
+  EXPECT_EQ(work->bytes_read, 32u * 64 * 56 * 56 * 4);
+  EXPECT_EQ(work->bytes_written, 32u * 64 * 56 * 56 * 4);
+
+  // The input gradient with stride 2 (56 x 56 in, 28 x 28 out): N·K·P·Q read, N·C·H·W written.
+  const TorchKernel data = classify_torch_kernel(
+      "void at::native::(anonymous namespace)::conv_depthwise2d_backward_kernel<3, 2, float, "
+      "int>(" +
+      a + ", " + a + ", " + a + ", int, int, int, int, int, int, int, int, int, int, int, int, " +
+      "int, int, int, int)");
+  ASSERT_EQ(data.family, TorchFamily::kCounted);
+  int32_t out_side = 28;
+  void* da[] = {acc,       acc,  acc,  &total, &ch,  &mult, &ch,  &side, &side, &out_side,
+                &out_side, &one, &one, &one,   &one, &one,  &one, &one,  &one};
+  work = launch_work(data, da, {1, 1, 1});
+  ASSERT_TRUE(work.has_value());
+  EXPECT_EQ(work->bytes_read, 32u * 64 * 28 * 28 * 4);
+  EXPECT_EQ(work->bytes_written, 32u * 64 * 56 * 56 * 4);
+
+  // The filter gradient reads both activations.
+  const TorchKernel filter = classify_torch_kernel(
+      "void at::native::(anonymous namespace)::conv_depthwise2d_grad_weight_kernel<float, "
+      "unsigned int>(" +
+      a + ", " + a + ", " + a + ", int, int, int, int, int, int, int, int, int, int, int, int, " +
+      "int, int, int, int)");
+  ASSERT_EQ(filter.family, TorchFamily::kCounted);
+  int32_t batch = 32;
+  void* wa[] = {acc,       acc,  acc,  &batch, &ch,  &ch,  &mult, &side, &side, &out_side,
+                &out_side, &one, &one, &one,   &one, &one, &one,  &one,  &one};
+  work = launch_work(filter, wa, {1, 1, 1});
+  ASSERT_TRUE(work.has_value());
+  EXPECT_EQ(work->bytes_read, 32u * 64 * (28 * 28 + 56 * 56) * 4);
+  EXPECT_EQ(work->bytes_written, 0u);
+}
+
+TEST(TorchCountedKernels, ChannelsLastBatchNormPassesByHand) {
+  // bf16 x of 16 x 56 x 56 rows of 64 channels: the statistics read x and write two floats per
+  // channel; the transform reads x and writes y; the backward reduce reads x and dy and writes
+  // four floats per channel; the element-wise backward reads dy and x and writes dx.
+  const uint64_t rows = 16 * 56 * 56, x = rows * 64 * 2;
+  int32_t r = static_cast<int32_t>(rows), stride = 64;
+  float* ptr = nullptr;
+  float eps = 1e-5f;
+  bool relu = false;
+  struct Case {
+    const char* name;
+    std::vector<void*> args;
+    uint64_t read, written;
+  };
+  const Case cases[] = {
+      {"void at::native::batch_norm_collect_statistics_channels_last_kernel<at::native::Var, "
+       "c10::BFloat16, float, 4>(c10::BFloat16 const*, float*, float*, float volatile*, int*, "
+       "int, int, float)",
+       {&ptr, &ptr, &ptr, &ptr, &ptr, &r, &stride, &eps},
+       x,
+       2 * 64 * 4},
+      {"void at::native::batch_norm_transform_input_channels_last_kernel<c10::BFloat16, float, "
+       "float, 4>(c10::BFloat16 const*, c10::BFloat16 const*, float const*, float const*, float "
+       "const*, float const*, c10::BFloat16*, int, int, bool)",
+       {&ptr, &ptr, &ptr, &ptr, &ptr, &ptr, &ptr, &r, &stride, &relu},
+       x,
+       x},
+      {"void at::native::batch_norm_backward_reduce_channels_last_kernel<4, c10::BFloat16, float, "
+       "float>(c10::BFloat16 const*, c10::BFloat16 const*, float const*, float const*, float*, "
+       "float*, float*, float*, float volatile*, int*, int, int)",
+       {&ptr, &ptr, &ptr, &ptr, &ptr, &ptr, &ptr, &ptr, &ptr, &ptr, &r, &stride},
+       2 * x,
+       4 * 64 * 4},
+      {"void at::native::batch_norm_backward_elemt_channels_last_kernel<4, c10::BFloat16, float, "
+       "float>(c10::BFloat16 const*, c10::BFloat16 const*, float const*, float const*, float "
+       "const*, float const*, float const*, c10::BFloat16*, float, int, int)",
+       {&ptr, &ptr, &ptr, &ptr, &ptr, &ptr, &ptr, &ptr, &eps, &r, &stride},
+       2 * x,
+       x},
+  };
+  for (const Case& c : cases) {
+    const TorchKernel k = classify_torch_kernel(c.name);
+    ASSERT_EQ(k.family, TorchFamily::kCounted) << c.name;
+    EXPECT_EQ(k.counted.kind, CountedKind::kNormChannelsLast);
+    auto work = launch_work(k, const_cast<void**>(c.args.data()), {1, 1, 1});
+    ASSERT_TRUE(work.has_value()) << c.name;
+    EXPECT_EQ(work->kind, phantora::wire::WorkKind::kNorm);
+    EXPECT_EQ(work->bytes_read, c.read) << c.name;
+    EXPECT_EQ(work->bytes_written, c.written) << c.name;
+  }
+}
+
+TEST(TorchCountedKernels, RecurrentCellsMoveTheirGatesByHand) {
+  // An LSTM step of 4 x 64 hidden units in bf16: forward reads 9 and writes 6 values per unit,
+  // backward reads 8 and writes 5; a GRU's 7 and 6, 6 and 7 (RNN.cu's tensors per unit).
+  const std::string info = "at::cuda::detail::TensorInfo<c10::BFloat16, int>";
+  const auto infos = [&](int n) {
+    std::string out;
+    for (int i = 0; i < n; ++i) out += info + ", ";
+    return out;
+  };
+  char ti[424] = {};
+  int32_t hidden = 64, elements = 4 * 64;
+  struct Case {
+    std::string name;
+    int tensors;
+    uint64_t read, written;
+  };
+  const Case cases[] = {
+      {"lstm_cell_forward", 8, 9, 6},
+      {"lstm_cell_backward", 7, 8, 5},
+      {"gru_cell_forward", 7, 7, 6},
+      {"gru_cell_backward", 5, 6, 7},
+  };
+  for (const Case& c : cases) {
+    const TorchKernel k =
+        classify_torch_kernel("void at::native::(anonymous namespace)::kernel::" + c.name +
+                              "<c10::BFloat16, float, int, 1>(" + infos(c.tensors) + "int, int)");
+    ASSERT_EQ(k.family, TorchFamily::kCounted) << c.name;
+    EXPECT_EQ(k.counted.kind, CountedKind::kRecurrentCell);
+    std::vector<void*> args(static_cast<size_t>(c.tensors), ti);
+    args.push_back(&hidden);
+    args.push_back(&elements);
+    auto work = launch_work(k, args.data(), {1, 1, 1});
+    ASSERT_TRUE(work.has_value()) << c.name;
+    EXPECT_EQ(work->bytes_read, c.read * 256 * 2) << c.name;
+    EXPECT_EQ(work->bytes_written, c.written * 256 * 2) << c.name;
+  }
+}
+
+TEST(TorchCountedKernels, MultiOutputElementwiseReadsItsLambdasOperands) {
+  // batch_norm_update_stats_and_invert over 64 channels: four floats read and three written per
+  // channel (running mean, running variance, inverse deviation).
+  const TorchKernel k = classify_torch_kernel(
+      "void at::native::(anonymous namespace)::unrolled_elementwise_kernel_for_multi_outputs<3, "
+      "at::native::(anonymous namespace)::batch_norm_update_stats_and_invert(at::Tensor const&, "
+      "at::Tensor const&, at::Tensor const&, at::Tensor const&, double, double, long)::{lambda()#1}"
+      "::operator()() const::{lambda()#2}::operator()() const::{lambda(float, float, float, "
+      "float)#1}, std::array<char*, 7ul>, TrivialOffsetCalculator<4, unsigned int>, "
+      "TrivialOffsetCalculator<3, unsigned int> >(int, at::native::(anonymous namespace)::batch_"
+      "norm_update_stats_and_invert(at::Tensor const&, at::Tensor const&, at::Tensor const&, "
+      "at::Tensor const&, double, double, long)::{lambda()#1}::operator()() const::{lambda()#2}::"
+      "operator()() const::{lambda(float, float, float, float)#1}, std::array<char*, 7ul>, "
+      "TrivialOffsetCalculator<4, unsigned int>, TrivialOffsetCalculator<3, unsigned int>)");
+  ASSERT_EQ(k.family, TorchFamily::kCounted);
+  EXPECT_EQ(k.counted.kind, CountedKind::kMultiOutput);
+  int32_t n = 64;
+  char blob[64] = {};
+  void* args[] = {&n, blob, blob, blob, blob};
+  auto work = launch_work(k, args, {1, 1, 1});
+  ASSERT_TRUE(work.has_value());
+  EXPECT_EQ(work->bytes_read, 64u * 4 * 4);
+  EXPECT_EQ(work->bytes_written, 64u * 3 * 4);
+}
+
+}  // namespace
