@@ -70,6 +70,7 @@ namespace {
 
 struct Tensor {
   std::vector<int64_t> dims;
+  std::vector<int64_t> strides;  // empty when the program set none
   bool is_virtual = false;
   int64_t data_type = -1;
 };
@@ -78,6 +79,7 @@ std::optional<Tensor> tensor(const CudnnDescriptor* d) {
   if (d == nullptr || d->type != CUDNN_BACKEND_TENSOR_DESCRIPTOR) return std::nullopt;
   Tensor t;
   t.dims = d->integers(CUDNN_ATTR_TENSOR_DIMENSIONS);
+  t.strides = d->integers(CUDNN_ATTR_TENSOR_STRIDES);
   t.is_virtual = d->integer(CUDNN_ATTR_TENSOR_IS_VIRTUAL).value_or(0) != 0;
   t.data_type = d->integer(CUDNN_ATTR_TENSOR_DATA_TYPE).value_or(-1);
   return t;
@@ -320,6 +322,9 @@ std::optional<CudnnConvolution> decode_cudnn_convolution(const CudnnDescriptor& 
   s.groups = u(in->c / filter->c), s.stride_h = u(stride_h), s.stride_w = u(stride_w);
   s.dtype = *type;
   s.pass = kind->pass;
+  // Channels-first when the channel dimension is not the innermost (a tensor with one pixel,
+  // or no strides given, is taken as channels-last: nothing to transpose).
+  s.channels_first = x->strides.size() == x->dims.size() && x->strides[1] != 1 ? 1 : 0;
   return CudnnConvolution{s};
 }
 

@@ -86,6 +86,14 @@ Estimate conv_estimate(const ConvDesc& d, const GpuPreset& gpu, const ModelParam
   e.memory_us = e.bytes / hbm * 1e6;
   e.duration = params.gemm_overhead +
                SimTime::seconds((std::max(e.compute_us, e.memory_us) + e.reduce_us) * 1e-6);
+  if (d.channels_first) {
+    // Three transposes, each a memory-bound kernel reading and writing its tensor once: the
+    // convolution's own traffic twice over, and three memory-bound floors.
+    const SimTime transposes = params.memory_floor * 3 + SimTime::seconds(2 * tensors / hbm);
+    e.layout_us = transposes.as_us();
+    e.bytes += 2 * tensors;
+    e.duration = e.duration + transposes;
+  }
   return e;
 }
 

@@ -254,9 +254,10 @@ std::string_view to_string(wire::ConvPass pass) {
 
 std::string signature(const ConvDesc& d) {
   return fmt::format(
-      "conv:pass={},n={},c={},h={},w={},k={},r={},s={},p={},q={},groups={},stride={}x{},dtype={}",
+      "conv:pass={},n={},c={},h={},w={},k={},r={},s={},p={},q={},groups={},stride={}x{},layout={},"
+      "dtype={}",
       to_string(d.pass), d.n, d.c, d.h, d.w, d.k, d.r, d.s, d.p, d.q, d.groups, d.stride_h,
-      d.stride_w, to_string(d.dtype));
+      d.stride_w, d.channels_first ? "nchw" : "nhwc", to_string(d.dtype));
 }
 
 std::optional<ConvDesc> conv_desc(const wire::KernelWork& work) {
@@ -266,6 +267,7 @@ std::optional<ConvDesc> conv_desc(const wire::KernelWork& work) {
   d.n = c.n, d.c = c.c, d.h = c.h, d.w = c.w, d.k = c.k, d.r = c.r, d.s = c.s;
   d.p = c.p, d.q = c.q, d.groups = c.groups, d.stride_h = c.stride_h, d.stride_w = c.stride_w;
   d.pass = c.pass;
+  d.channels_first = c.channels_first != 0;
   d.dtype = dtype_of(c.dtype);
   return d;
 }
@@ -403,6 +405,9 @@ std::optional<ConvDesc> parse_conv_signature(std::string_view sig) {
       !parse_number(stride.substr(x + 1), d.stride_w)) {
     r.fail();
   }
+  const std::string_view layout = r.raw("layout");
+  if (layout != "nchw" && layout != "nhwc") r.fail();
+  d.channels_first = layout == "nchw";
   d.dtype = r.dtype("dtype");
   if (!r.ok() || !r.done()) return std::nullopt;
   return canonical<ConvDesc>(d, sig);

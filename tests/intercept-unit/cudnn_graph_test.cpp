@@ -234,6 +234,29 @@ TEST(CudnnGraph, ConvolutionsInEachPass) {
   }
 }
 
+TEST(CudnnGraph, ConvolutionLayoutFromTheInputsStrides) {
+  // PyTorch's default NCHW: x [8, 64, 32, 32] with strides [65536, 1024, 32, 1]; channels-last
+  // [65536, 1, 2048, 64]; a tensor without strides is taken as channels-last.
+  const auto fwd = CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR;
+  auto strided = [](std::initializer_list<int64_t> strides) {
+    auto t = std::make_shared<CudnnDescriptor>(*tensor({8, 64, 32, 32}));
+    set_integers(*t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, strides);
+    return Ptr(t);
+  };
+  const Ptr w = tensor({64, 64, 3, 3}), y = tensor({8, 64, 32, 32});
+  auto c = decode_cudnn_convolution(
+      graph({convolution(fwd, strided({65536, 1024, 32, 1}), w, y, {1, 1})}));
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->shape.channels_first, 1);
+  c = decode_cudnn_convolution(
+      graph({convolution(fwd, strided({65536, 1, 2048, 64}), w, y, {1, 1})}));
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->shape.channels_first, 0);
+  c = decode_cudnn_convolution(graph({convolution(fwd, tensor({8, 64, 32, 32}), w, y, {1, 1})}));
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->shape.channels_first, 0);
+}
+
 TEST(CudnnGraph, GroupedThreeDAndMalformedConvolutions) {
   const auto fwd = CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR;
   // Depthwise: 64 channels, filter [64, 1, 3, 3]: 64 groups; fp32 tensors.

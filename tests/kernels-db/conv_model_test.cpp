@@ -84,6 +84,27 @@ TEST(ConvModel, ComputeBoundForwardIsItsGemmsComputeByHand) {
   EXPECT_DOUBLE_EQ(e.flops, 2.0 * 64 * 256 * 56 * 56 * 256 * 9);
 }
 
+TEST(ConvModel, ChannelsFirstTensorsAreTransposedByHand) {
+  // The same forward as above in NCHW: three transposes, each a memory-bound kernel reading and
+  // writing x, w or y once: 3 floors of 3 us and twice the tensors' bytes at the HBM plateau,
+  // after the channels-last price.
+  ConvDesc d = conv(kFprop, 64, 256, 56, 256, 3, 56);
+  const Estimate nhwc = conv_estimate(d, h100(), params());
+  d.channels_first = true;
+  const Estimate nchw = conv_estimate(d, h100(), params());
+  const double bytes = (2.0 * 64 * 256 * 56 * 56 + 256.0 * 256 * 9) * 2;
+  const double transposes_us = 3 * 3.0 + 2 * bytes / (3350e9 * 0.90) * 1e6;
+  EXPECT_NEAR(nchw.layout_us, transposes_us, 1e-3);
+  EXPECT_NEAR(nchw.duration.as_us(), nhwc.duration.as_us() + transposes_us, 1e-3);
+  EXPECT_DOUBLE_EQ(nchw.bytes, 3 * bytes);
+  EXPECT_DOUBLE_EQ(nhwc.layout_us, 0.0);
+  // Direct (depthwise) kernels read either layout: no transposes.
+  ConvDesc dw = conv(kFprop, 32, 128, 56, 128, 3, 56, 1, 128);
+  const SimTime direct = conv_estimate(dw, h100(), params()).duration;
+  dw.channels_first = true;
+  EXPECT_EQ(conv_estimate(dw, h100(), params()).duration, direct);
+}
+
 TEST(ConvModel, DepthwiseRunsAsADirectKernelByHand) {
   // 128 channels, 128 groups, 3 x 3 over 56 x 56, batch 32: one channel per group fills no
   // tensor-core tile. FLOPs 2·32·128·56·56·9 at H100's FP32 peak (66.9 T at 1830 MHz, run at
@@ -123,19 +144,24 @@ TEST(ConvModel, SignatureRoundTripsAndRejectsOtherSpellings) {
   const std::string sig = signature(d);
   EXPECT_EQ(sig,
             "conv:pass=dgrad,n=32,c=128,h=56,w=56,k=256,r=3,s=3,p=28,q=28,groups=4,stride=2x2,"
-            "dtype=f16");
+            "layout=nhwc,dtype=f16");
   const auto back = parse_conv_signature(sig);
   ASSERT_TRUE(back.has_value());
   EXPECT_EQ(signature(*back), sig);
   EXPECT_EQ(signature_family(sig), "conv");
   EXPECT_TRUE(is_canonical_signature(sig));
   EXPECT_FALSE(parse_conv_signature(
-      "conv:pass=back,n=32,c=128,h=56,w=56,k=256,r=3,s=3,p=28,q=28,groups=4,stride=2x2,dtype=f16"));
+      "conv:pass=back,n=32,c=128,h=56,w=56,k=256,r=3,s=3,p=28,q=28,groups=4,stride=2x2,"
+      "layout=nhwc,dtype=f16"));
   EXPECT_FALSE(parse_conv_signature(
       "conv:pass=dgrad,n=032,c=128,h=56,w=56,k=256,r=3,s=3,p=28,q=28,groups=4,stride=2x2,"
-      "dtype=f16"));
+      "layout=nhwc,dtype=f16"));
   EXPECT_FALSE(parse_conv_signature(
-      "conv:pass=dgrad,n=32,c=128,h=56,w=56,k=256,r=3,s=3,p=28,q=28,groups=4,stride=2,dtype=f16"));
+      "conv:pass=dgrad,n=32,c=128,h=56,w=56,k=256,r=3,s=3,p=28,q=28,groups=4,stride=2,"
+      "layout=nhwc,dtype=f16"));
+  EXPECT_FALSE(parse_conv_signature(
+      "conv:pass=dgrad,n=32,c=128,h=56,w=56,k=256,r=3,s=3,p=28,q=28,groups=4,stride=2x2,"
+      "layout=chwn,dtype=f16"));
 }
 
 TEST(ConvModel, LaunchWorkDecodesIntoTheDescription) {
@@ -149,7 +175,9 @@ TEST(ConvModel, LaunchWorkDecodesIntoTheDescription) {
   ASSERT_TRUE(d.has_value());
   EXPECT_EQ(signature(*d),
             "conv:pass=wgrad,n=2,c=3,h=224,w=224,k=64,r=7,s=7,p=112,q=112,groups=1,stride=2x2,"
-            "dtype=f32");
+            "layout=nhwc,dtype=f32");
+  w.conv.channels_first = 1;
+  EXPECT_TRUE(conv_desc(w)->channels_first);
   w.kind = wire::WorkKind::kNorm;
   EXPECT_FALSE(conv_desc(w).has_value());
 }

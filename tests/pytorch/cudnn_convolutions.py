@@ -9,6 +9,7 @@
 # LSTM head runs a training step as a program would (RNNs stay on PyTorch's kernels).
 import torch
 import torch.nn.functional as F
+from kernels_data import kernels_data
 
 assert torch.backends.cudnn.enabled, "phantora's start-up hook leaves cuDNN on"
 bf16 = dict(device="cuda", dtype=torch.bfloat16)
@@ -34,8 +35,8 @@ def timed(fn):
 failures = []
 
 
-def same(what, conv_us, mm_us):
-    print(f"{what}: convolution {conv_us:.3f} us, its GEMM {mm_us:.3f} us", flush=True)
+def same(what, conv_us, mm_us, expected="its GEMM"):
+    print(f"{what}: convolution {conv_us:.3f} us, {expected} {mm_us:.3f} us", flush=True)
     if abs(conv_us - mm_us) > 0.02 + 1e-3 * mm_us:
         failures.append(f"{what}: {conv_us:.3f} us against {mm_us:.3f} us")
 
@@ -51,15 +52,29 @@ def pass_us(x, w, stride, mask):
         go, x, w, None, [stride, stride], [1, 1], [1, 1], False, [0, 0], 1, mask))
 
 
-# ResNet-50's layer4 3 x 3: x [64, 512, 14, 14], w [512, 512, 3, 3], padding 1.
-x, w = torch.randn(64, 512, 14, 14, **bf16), torch.randn(512, 512, 3, 3, **bf16)
+# ResNet-50's layer4 3 x 3: x [64, 512, 14, 14], w [512, 512, 3, 3], padding 1, channels-last
+# (what tensor-core kernels read; NCHW below).
+cl = torch.channels_last
+x = torch.randn(64, 512, 14, 14, **bf16).to(memory_format=cl)
+w = torch.randn(512, 512, 3, 3, **bf16).to(memory_format=cl)
 same("forward", timed(lambda: F.conv2d(x, w, padding=1)), mm_us(64 * 14 * 14, 512, 512 * 9))
 same("data gradient", pass_us(x, w, 1, [True, False, False]), mm_us(64 * 14 * 14, 512, 512 * 9))
 same("filter gradient", pass_us(x, w, 1, [False, True, False]), mm_us(512, 512 * 9, 64 * 14 * 14))
 # Stride 2: x [32, 512, 28, 28] -> [32, 512, 14, 14]; each input pixel takes 512·9/4 taps.
-x2 = torch.randn(32, 512, 28, 28, **bf16)
+x2 = torch.randn(32, 512, 28, 28, **bf16).to(memory_format=cl)
 same("strided data gradient", pass_us(x2, w, 2, [True, False, False]),
      mm_us(32 * 28 * 28, 512, 512 * 9 // 4))
+
+# In PyTorch's default NCHW, cuDNN transposes x and w to channels-last and y back: three
+# memory-bound kernels, each reading and writing its tensor once (docs/cost-model.md,
+# "Convolution"), priced at the H100's HBM rate and the memory-bound floor.
+gpus, models = kernels_data("gpus")["gpu"]["h100"], kernels_data("models")
+rate = gpus["perf"]["hbm_gbytes_per_s"] * 1e9 * models["gpu"]["h100"]["memory_efficiency"]
+tensors = (2 * 64 * 512 * 14 * 14 + 512 * 512 * 9) * 2
+xf, wf = x.contiguous(), w.contiguous()
+same("forward in NCHW", timed(lambda: F.conv2d(xf, wf, padding=1)),
+     timed(lambda: F.conv2d(x, w, padding=1)) + 3 * models["memory_bound"]["floor_us"]
+     + 2 * tensors / rate * 1e6, "channels-last and the transposes")
 
 # A training step of a small CNN, as a program writes one (autocast, channels_last, cuDNN's
 # benchmark mode timing its plans), with an LSTM over the feature map's rows.

@@ -88,7 +88,8 @@ std::optional<kernels::Estimate> model_estimate(const std::string& sig, const st
 
 // What the model's price is made of (docs/cost-model.md): the compute and memory terms, and for
 // a GEMM its waves of tiles and how its K was split, with the split's reduction kernel, and the
-// rate its operands' alignment leaves it when their columns are not 16-byte aligned.
+// rate its operands' alignment leaves it when their columns are not 16-byte aligned; for a
+// convolution in NCHW, the transposes to and from channels-last.
 void print_model_terms(const kernels::Estimate& m, bool gemm) {
   fmt::print("  model terms      compute {:.3f} us, memory {:.3f} us", m.compute_us, m.memory_us);
   if (gemm) {
@@ -98,6 +99,7 @@ void print_model_terms(const kernels::Estimate& m, bool gemm) {
       fmt::print("; columns {:g}-byte aligned, main loop at {:g} of the aligned rate",
                  m.alignment_bytes, m.alignment_rate);
     }
+    if (m.layout_us > 0) fmt::print("; NCHW tensors transposed in {:.3f} us", m.layout_us);
   }
   fmt::print("\n");
 }

@@ -309,13 +309,15 @@ enum class ConvPass : uint8_t { kForward = 0, kBackwardData = 1, kBackwardFilter
 // N x K x P x Q output (a 1-D one has H = R = P = 1; 3-D ones are not described). The strides
 // are carried because a strided convolution's data gradient skips the filter taps that land
 // between input pixels; padding and dilation are implied by H, W, P, Q and do not change what
-// it costs.
+// it costs. `channels_first`: the activations are laid out N, C, H, W (PyTorch's default)
+// rather than channels-last (N, H, W, C), which is what tensor-core kernels read and write.
 struct ConvShape {
   uint32_t n = 0, c = 0, h = 0, w = 0, k = 0, r = 0, s = 0, p = 0, q = 0;
   uint32_t groups = 1, stride_h = 1, stride_w = 1;
   DataType dtype = DataType::kBF16;  // input, filter and output alike
   ConvPass pass = ConvPass::kForward;
-  uint8_t pad[2]{};
+  uint8_t channels_first = 0;
+  uint8_t pad = 0;
 };
 
 // One kernel's work, the same for a direct launch and a captured graph's kernel node.

@@ -89,6 +89,9 @@ struct Estimate {
   double reduce_us = 0;         // GEMMs split along K: the kernel that sums the slices' partials
   double alignment_bytes = 16;  // GEMMs: gemm_alignment_bytes()
   double alignment_rate = 1;    // GEMMs: the main loop's factor for it (1 when aligned)
+  // Convolutions in NCHW on tensor cores: the kernels that transpose their tensors to NHWC and
+  // the result back (conv_estimate()).
+  double layout_us = 0;
 };
 
 // An efficiency measured at `measured_clock_mhz` holds at the preset's sustained clock scaled by
@@ -156,8 +159,11 @@ bool conv_is_direct(const ConvDesc& d);
 Estimate gemm_estimate(const GemmDesc& d, const GpuPreset& gpu, const ModelParams& params);
 // Implicit GEMM: the compute of conv_implicit_gemm()'s GEMM (its tiles, waves and K slices),
 // the memory of the convolution's own tensors (the input tile a GEMM re-reads per filter tap
-// comes from L2, not HBM). Direct kernels: the FLOPs at the CUDA cores' FP32 peak or the
-// tensors at the HBM plateau, whichever is longer, after the memory-bound floor.
+// comes from L2, not HBM). Tensor-core kernels work on channels-last tensors: in NCHW each of
+// the three tensors is transposed by a kernel of its own (the two operands to NHWC, the result
+// back), each reading and writing it once at the memory-bound model's price. Direct kernels:
+// the FLOPs at the CUDA cores' FP32 peak or the tensors at the HBM plateau, whichever is
+// longer, after the memory-bound floor.
 Estimate conv_estimate(const ConvDesc& d, const GpuPreset& gpu, const ModelParams& params);
 Estimate attention_estimate(const AttentionDesc& d, const GpuPreset& gpu,
                             const ModelParams& params);

@@ -63,6 +63,7 @@ struct ConvDesc {
   uint64_t n = 0, c = 0, h = 0, w = 0, k = 0, r = 0, s = 0, p = 0, q = 0;
   uint64_t groups = 1, stride_h = 1, stride_w = 1;
   wire::ConvPass pass = wire::ConvPass::kForward;
+  bool channels_first = false;  // NCHW activations (signature layout=nchw), else NHWC
   DType dtype = DType::kBF16;
 };
 std::string_view to_string(wire::ConvPass pass);  // fprop, dgrad, wgrad
