@@ -13,8 +13,10 @@
 # steady step's GPU time, kernel by kernel, on both sides), times the sweep's GEMMs through
 # torch.matmul (scripts/gemm_timing.py: gemm-timing.txt) and PyTorch's fill, copy and add by
 # size (scripts/memory_timing.py: memory-timing.txt), attention through flash and cuDNN at
-# modded-nanogpt's and the GPT's shapes (scripts/attention_timing.py: attention-timing.txt;
-# these scripts under `phantora run` give the model's side) and samples the GPU's clocks, power
+# modded-nanogpt's and the GPT's shapes (scripts/attention_timing.py: attention-timing.txt),
+# cuDNN's convolutions at ResNet-50's shapes (scripts/conv_timing.py: conv-timing.txt) and
+# ResNet-50 training steps (examples/resnet/train.py: resnet.txt; these scripts under `phantora
+# run` give the model's side) and samples the GPU's clocks, power
 # and clock-event reasons every 100 ms throughout (nvidia-smi: clocks.csv).
 # A step that fails is reported and the check goes on with the steps that do not need it.
 # --dry-run plays steps 2 and 4 against the stand-in GPU (tests/profiler/standin_gpu.cpp, every
@@ -123,6 +125,14 @@ if [ $DRY = 0 ]; then
   # newest torch runs through cuDNN on Hopper: a cuDNN call is no launch `db profile` replays.
   "$PY" scripts/attention_timing.py --batch 8 --heads 12 --tokens 1024 --head-dim 64 \
     >>"$OUT/attention-timing.txt" 2>&1 || FAILED+=("attention_timing.py (the GPT's shape)")
+  # cuDNN's convolutions pass by pass at ResNet-50's shapes (fp16 channels-last, TF32 NCHW),
+  # and the whole ResNet-50 step both ways: docs/accuracy.md, "Convolutional networks".
+  echo "gpu-check: timing convolutions (ResNet-50's shapes) and ResNet-50 steps"
+  "$PY" scripts/conv_timing.py >"$OUT/conv-timing.txt" 2>&1 || FAILED+=("conv_timing.py")
+  for MODE in "" --amp; do
+    "$PY" examples/resnet/train.py $MODE >>"$OUT/resnet.txt" 2>&1 ||
+      FAILED+=("examples/resnet/train.py $MODE")
+  done
 fi
 echo "gpu-check: profiling the job and the GEMM sweep (log: $OUT/profile.log)"
 profile --signatures "$SWEEP" -- "${JOB[@]}"

@@ -20,7 +20,15 @@ attention (scripts/attention_timing.py, 64 x 6 heads x 1024 tokens x 128, causal
   loop steps of the causal CTAs, with flash's plateau and s0 (FA2's) and cuDNN's
   (models.toml); and each forward + backward takes longer than its forward.
 
-Usage: timing_scripts_check.py gemm|memory|attention RUN_DIR -- phantora run ... --out RUN_DIR -- python ...
+conv (scripts/conv_timing.py, batch 256): one line per shape, precision and pass (14 x 2 x 3);
+  ResNet-50's layer-4 3 x 3 (x [256, 512, 7, 7], w [512, 512, 3, 3]) forward in fp16
+  channels-last is the GEMM 12,544 x 512 x 4,608: 98 x 4 = 392 tiles of 128 x 128 on 132 SMs,
+  3 waves, each tile 2 x 128 x 128 x (4,608 + 207) FLOPs at the main loop's rate (as gemm's)
+  = 80.1 us, plus 4 us = 84.1 us; in TF32 NCHW the same GEMM at the TF32 peak (494.7 of 989.4)
+  plus the three transposes: 3 x 3 us + 2 x (2 x 256 x 512 x 49 + 512 x 512 x 9) x 4 bytes at
+  3350 GB/s x 0.90 (docs/cost-model.md, "Convolution").
+
+Usage: timing_scripts_check.py gemm|memory|attention|conv RUN_DIR -- phantora run ... --out RUN_DIR -- python ...
 """
 import json
 import os
@@ -36,6 +44,8 @@ MEMORY = re.compile(r"^mem kernel=(\w+) bytes_per_tensor=(\d+) moved=(\d+) time_
                     r"tbps=([0-9.]+)$", re.M)
 ATTENTION = re.compile(r"^attn backend=(\w+) pass=(\S+) b=(\d+) h=(\d+) s=(\d+) d=(\d+) "
                        r"causal=1 time_us=([0-9.]+)$", re.M)
+CONV = re.compile(r"^conv pass=(\w+) n=(\d+) c=(\d+) hw=(\d+) k=(\d+) rs=(\d+) stride=(\d+) "
+                  r"layout=(\w+) dtype=(\w+) time_us=([0-9.]+)$", re.M)
 HBM = 3350e9  # h100 (gpus.toml)
 
 
@@ -85,6 +95,22 @@ def check_attention(log, report, expect):
         expect(rows.get((backend, "fwd+bwd"), 0.0) > got, f"{backend}: forward + backward longer")
 
 
+def check_conv(log, report, expect):
+    rows = {(p, int(c), int(hw), int(k), int(rs), int(st), lay, dt): float(us)
+            for p, _, c, hw, k, rs, st, lay, dt, us in CONV.findall(log)}
+    expect(len(rows) == 14 * 2 * 3, f"14 shapes x 2 precisions x 3 passes (got {len(rows)})")
+    main_loop = 989.4e12 * 0.763 * (6144 + 207) / 6144  # analytical_model_test.cpp's
+    f16_us = 4 + 3 * 132 * 2 * 128 * 128 * (4608 + 207) / main_loop * 1e6
+    tensors = (2 * 256 * 512 * 49 + 512 * 512 * 9) * 4
+    tf32_us = (4 + 3 * 132 * 2 * 128 * 128 * (4608 + 207) / (main_loop * 494.7 / 989.4) * 1e6
+               + 3 * 3 + 2 * tensors / (HBM * 0.90) * 1e6)
+    for key, us in ((("fprop", 512, 7, 512, 3, 1, "nhwc", "f16"), f16_us),
+                    (("fprop", 512, 7, 512, 3, 1, "nchw", "tf32"), tf32_us)):
+        got = rows.get(key, 0.0)
+        expect(abs(got - us) < 0.1, f"{key}: {us:.1f} us by hand (got {got})")
+    expect(report["gpu_time"].get("defaulted_kernels", []) == [], "no kernel priced by default")
+
+
 def main():
     kind, run_dir = sys.argv[1], sys.argv[2]
     cmd = sys.argv[sys.argv.index("--") + 1:]
@@ -102,8 +128,9 @@ def main():
         log = f.read()
     with open(os.path.join(run_dir, "report.json")) as f:
         report = json.load(f)
-    {"gemm": check_gemm, "memory": check_memory, "attention": check_attention}[kind](log, report,
-                                                                                expect)
+    checks = {"gemm": check_gemm, "memory": check_memory, "attention": check_attention,
+              "conv": check_conv}
+    checks[kind](log, report, expect)
     print(f"{len(failures)} failure(s)")
     sys.exit(1 if failures else 0)
 
