@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -165,145 +164,190 @@ std::optional<CountedKernel> classify_embedding(std::string_view base,
   return k;
 }
 
-// Kernels of CNN layers that PyTorch runs on its own kernels whatever cuDNN does (max pooling,
-// depthwise convolutions in NCHW) or for bf16 inputs (channels-last batch norm):
-// DilatedMaxPool2d.cu, DepthwiseConv2d.cu, Normalization.cuh, as PyTorch 2.15 lays out their
-// parameters. Each reads its input once and writes its output once; the pooling indices are
-// int64.
+// Kernels of CNN and RNN layers that PyTorch runs itself: max pooling and depthwise
+// convolutions in NCHW whatever cuDNN does, BatchNorm on bf16 / fp16 channels-last inputs, and
+// the point-wise halves of LSTM and GRU steps (DilatedMaxPool2d.cu, DepthwiseConv2d.cu,
+// Normalization.cuh, RNN.cu), as PyTorch 2.15 lays out their parameters: which parameters hold
+// the counts each kind's formula reads (counted_traffic()), and the template argument naming
+// the element type. Each reads its inputs once and writes its outputs once.
+struct VisionLayout {
+  std::string_view name;  // the end of the kernel's qualified name
+  size_t templates, params;
+  CountedKind kind;
+  wire::WorkKind work;
+  size_t scalar;                 // the template argument that is the element type
+  std::array<int8_t, 7> counts;  // parameter positions, -1 past the last
+  // bytes[1..3] of the kind's formula (the element size is bytes[0]).
+  std::array<int, 3> extra;
+};
+constexpr int8_t kNo = -1;
+constexpr VisionLayout kVisionLayouts[] = {
+    // <T, index>(int outputs, in, C, H, W, PH, PW, kernel, stride, padding, dilation (x2 each),
+    // out, indices): outputs = N·C·PH·PW.
+    {"::max_pool_forward_nchw",
+     2,
+     17,
+     CountedKind::kMaxPoolFlat,
+     wire::WorkKind::kReduce,
+     0,
+     {0, 3, 4, 5, 6, kNo, kNo},
+     {}},
+    // <T, index>(in, N, C, H, W, PH, PW, ...)
+    {"::max_pool_forward_nhwc",
+     2,
+     23,
+     CountedKind::kMaxPoolForward,
+     wire::WorkKind::kReduce,
+     0,
+     {1, 2, 3, 4, 5, 6, kNo},
+     {}},
+    // <T, acc[, index]>(output gradient, indices, N, C, H, W, PH, PW, ..., input gradient)
+    {"::max_pool_backward_nchw",
+     3,
+     17,
+     CountedKind::kMaxPoolBackward,
+     wire::WorkKind::kElementwise,
+     0,
+     {2, 3, 4, 5, 6, 7, kNo},
+     {}},
+    {"::max_pool_backward_nhwc",
+     2,
+     22,
+     CountedKind::kMaxPoolBackward,
+     wire::WorkKind::kElementwise,
+     0,
+     {2, 3, 4, 5, 6, 7, kNo},
+     {}},
+    // <kSize, T, index>(in, out, weight, bias, bool bias, outputs, K, multiplier, W, H, Q, P,
+    // ...): outputs = N·K·P·Q; the input N·(K / multiplier)·H·W. Weights and bias (a few
+    // thousand elements beside the activations) are left out, here and below.
+    {"::conv_depthwise2d_forward_kernel",
+     3,
+     20,
+     CountedKind::kDepthwiseForward,
+     wire::WorkKind::kElementwise,
+     1,
+     {5, 6, 7, 8, 9, 10, 11},
+     {}},
+    // <kSize, stride, T, index>(grad out, grad in, weight, inputs, C, multiplier, K, W, H, Q, P,
+    // ...): inputs = N·C·H·W written; the output gradient N·K·P·Q read.
+    {"::conv_depthwise2d_backward_kernel",
+     4,
+     19,
+     CountedKind::kDepthwiseData,
+     wire::WorkKind::kElementwise,
+     2,
+     {3, 4, 6, 7, 8, 9, 10},
+     {}},
+    // <T, index>(grad out, in, grad weight, N, C, K, multiplier, W, H, Q, P, ...): the output
+    // gradient N·K·P·Q and the input N·C·H·W read.
+    {"::conv_depthwise2d_grad_weight_kernel",
+     2,
+     19,
+     CountedKind::kDepthwiseFilter,
+     wire::WorkKind::kReduce,
+     0,
+     {3, 4, 5, 7, 8, 9, 10},
+     {}},
+    // Rows of `stride` channels, `reduction size` of them (N·H·W); extra = {inputs read,
+    // outputs written, per-channel floats written}.
+    //   <Var, T, acc, n>(in, mean, invstd, staging, semaphores, rows, stride, eps)
+    {"::batch_norm_collect_statistics_channels_last_kernel",
+     4,
+     8,
+     CountedKind::kNormChannelsLast,
+     wire::WorkKind::kNorm,
+     1,
+     {5, 6, kNo, kNo, kNo, kNo, kNo},
+     {1, 0, 2}},
+    //   <T, acc, layer, n>(in, z, mean, invstd, weight, shift, out, rows, stride, relu): z is
+    //   the fused add's, not nn.BatchNorm's.
+    {"::batch_norm_transform_input_channels_last_kernel",
+     4,
+     10,
+     CountedKind::kNormChannelsLast,
+     wire::WorkKind::kNorm,
+     0,
+     {7, 8, kNo, kNo, kNo, kNo, kNo},
+     {1, 1, 0}},
+    //   <n, T, acc, layer>(in, grad out, mean, invstd, sum dy, sum dy·xmu, grad weight, grad
+    //   bias, staging, semaphores, rows, stride)
+    {"::batch_norm_backward_reduce_channels_last_kernel",
+     4,
+     12,
+     CountedKind::kNormChannelsLast,
+     wire::WorkKind::kNorm,
+     1,
+     {10, 11, kNo, kNo, kNo, kNo, kNo},
+     {2, 0, 4}},
+    //   <n, T, acc, layer>(grad out, in, mean, invstd, weight, sum dy, sum dy·xmu, grad in,
+    //   norm factor, rows, stride)
+    {"::batch_norm_backward_elemt_channels_last_kernel",
+     4,
+     11,
+     CountedKind::kNormChannelsLast,
+     wire::WorkKind::kNorm,
+     1,
+     {9, 10, kNo, kNo, kNo, kNo, kNo},
+     {2, 1, 0}},
+    // <T, acc, index, indexing>(TensorInfo..., index hidden size, index elements): per element
+    // of the hidden state, extra = {values read, values written} (biases left out):
+    //   LSTM forward: input and hidden gates (4 + 4) and cx read; hy, cy and the workspace's
+    //   four gates written. Backward: the workspace (4), cx, cy and the gradients of hy and cy
+    //   read; the gates' gradient (4) and cx's written.
+    {"::kernel::lstm_cell_forward",
+     4,
+     10,
+     CountedKind::kRecurrentCell,
+     wire::WorkKind::kElementwise,
+     0,
+     {9, kNo, kNo, kNo, kNo, kNo, kNo},
+     {9, 6, 0}},
+    {"::kernel::lstm_cell_backward",
+     4,
+     9,
+     CountedKind::kRecurrentCell,
+     wire::WorkKind::kElementwise,
+     0,
+     {8, kNo, kNo, kNo, kNo, kNo, kNo},
+     {8, 5, 0}},
+    //   GRU forward: input and hidden gates (3 + 3) and hx read; hy and the storage (5)
+    //   written. Backward: the storage (5) and hy's gradient read; the input and hidden gates'
+    //   gradients (3 + 3) and hx's written.
+    {"::kernel::gru_cell_forward",
+     4,
+     9,
+     CountedKind::kRecurrentCell,
+     wire::WorkKind::kElementwise,
+     0,
+     {8, kNo, kNo, kNo, kNo, kNo, kNo},
+     {7, 6, 0}},
+    {"::kernel::gru_cell_backward",
+     4,
+     7,
+     CountedKind::kRecurrentCell,
+     wire::WorkKind::kElementwise,
+     0,
+     {6, kNo, kNo, kNo, kNo, kNo, kNo},
+     {6, 7, 0}},
+};
+
 std::optional<CountedKernel> classify_vision(std::string_view base,
                                              const std::vector<std::string_view>& t,
                                              const std::vector<std::string_view>& p) {
-  CountedKernel k;
-  // These parameters, in order, as the kind's counts 0, 1, ...
-  const auto picks = [&](std::initializer_list<size_t> at) {
-    int i = 0;
-    for (size_t a : at) {
-      if (!count_arg(p, a, i++, k)) return false;
+  for (const VisionLayout& l : kVisionLayouts) {
+    if (!ends_with(base, l.name) || t.size() != l.templates || p.size() != l.params) continue;
+    CountedKernel k;
+    k.kind = l.kind;
+    k.work = l.work;
+    k.bytes = {scalar_bytes(t[l.scalar]), l.extra[0], l.extra[1], l.extra[2]};
+    for (int i = 0; i < 7 && l.counts[i] != kNo; ++i) {
+      if (!count_arg(p, static_cast<size_t>(l.counts[i]), i, k)) return std::nullopt;
     }
-    return true;
-  };
-  // Parameters [first, first + n) likewise.
-  const auto counts = [&](size_t first, int n) {
-    for (int i = 0; i < n; ++i) {
-      if (!count_arg(p, first + static_cast<size_t>(i), i, k)) return false;
-    }
-    return true;
-  };
-  if (ends_with(base, "::max_pool_forward_nchw") && t.size() == 2 && p.size() == 17) {
-    // <T, index>(int outputs, in, C, H, W, PH, PW, kernel, stride, padding, dilation (x2 each),
-    // out, indices): the outputs N·C·PH·PW; N·C of them are outputs / (PH·PW).
-    k.kind = CountedKind::kMaxPoolFlat;
-    k.work = wire::WorkKind::kReduce;
-    k.bytes = {scalar_bytes(t[0]), 0, 0, 0};
-    if (!count_arg(p, 0, 0, k) || !count_arg(p, 3, 1, k) || !count_arg(p, 4, 2, k) ||
-        !count_arg(p, 5, 3, k) || !count_arg(p, 6, 4, k))
-      return std::nullopt;
-  } else if (ends_with(base, "::max_pool_forward_nhwc") && t.size() == 2 && p.size() == 23) {
-    // <T, index>(in, N, C, H, W, PH, PW, ...)
-    k.kind = CountedKind::kMaxPoolForward;
-    k.work = wire::WorkKind::kReduce;
-    k.bytes = {scalar_bytes(t[0]), 0, 0, 0};
-    if (!counts(1, 6)) return std::nullopt;
-  } else if ((ends_with(base, "::max_pool_backward_nchw") && t.size() == 3 && p.size() == 17) ||
-             (ends_with(base, "::max_pool_backward_nhwc") && t.size() == 2 && p.size() == 22)) {
-    // <T, acc[, index]>(output gradient, indices, N, C, H, W, PH, PW, ..., input gradient)
-    k.kind = CountedKind::kMaxPoolBackward;
-    k.work = wire::WorkKind::kElementwise;
-    k.bytes = {scalar_bytes(t[0]), 0, 0, 0};
-    if (!counts(2, 6)) return std::nullopt;
-  } else if (ends_with(base, "::conv_depthwise2d_forward_kernel") && t.size() == 3 &&
-             p.size() == 20) {
-    // <kSize, T, index>(in, out, weight, bias, bool bias, outputs, K, multiplier, W, H, Q, P,
-    // ...): outputs = N·K·P·Q; the input N·(K / multiplier)·H·W. The weight (K·R·S) and bias
-    // are left out: at most a few thousand elements beside the activations.
-    k.kind = CountedKind::kDepthwiseForward;
-    k.work = wire::WorkKind::kElementwise;
-    k.bytes = {scalar_bytes(t[1]), 0, 0, 0};
-    if (!counts(5, 7)) return std::nullopt;
-  } else if (ends_with(base, "::conv_depthwise2d_backward_kernel") && t.size() == 4 &&
-             p.size() == 19) {
-    // <kSize, stride, T, index>(grad out, grad in, weight, inputs, C, multiplier, K, W, H, Q,
-    // P, ...): inputs = N·C·H·W written; the output gradient N·K·P·Q read.
-    k.kind = CountedKind::kDepthwiseData;
-    k.work = wire::WorkKind::kElementwise;
-    k.bytes = {scalar_bytes(t[2]), 0, 0, 0};
-    if (!picks({3, 4, 6, 7, 8, 9, 10})) return std::nullopt;
-  } else if (ends_with(base, "::conv_depthwise2d_grad_weight_kernel") && t.size() == 2 &&
-             p.size() == 19) {
-    // <T, index>(grad out, in, grad weight, N, C, K, multiplier, W, H, Q, P, ...): the output
-    // gradient N·K·P·Q and the input N·C·H·W read, the filter gradient (K·R·S) left out.
-    k.kind = CountedKind::kDepthwiseFilter;
-    k.work = wire::WorkKind::kReduce;
-    k.bytes = {scalar_bytes(t[0]), 0, 0, 0};
-    if (!picks({3, 4, 5, 7, 8, 9, 10})) return std::nullopt;
-  } else if (contains(base, "batch_norm_") && ends_with(base, "_channels_last_kernel")) {
-    // Rows of `stride` channels, `reduction size` of them (N·H·W): bytes = {element, inputs
-    // read, outputs written, per-channel floats written}.
-    //   collect_statistics <Var, T, acc, n>(in, mean, invstd, staging, semaphores, rows,
-    //     stride, eps): x read; the mean and inverse deviation written.
-    //   transform_input <T, acc, layer, n>(in, z, mean, invstd, weight, shift, out, rows,
-    //     stride, relu): x read, y written (z is the fused add's, not nn.BatchNorm's).
-    //   backward_reduce <n, T, acc, layer>(in, grad out, mean, invstd, sum dy, sum dy·xmu,
-    //     grad weight, grad bias, staging, semaphores, rows, stride): x and dy read; four
-    //     per-channel sums written.
-    //   backward_elemt <n, T, acc, layer>(grad out, in, mean, invstd, weight, sum dy,
-    //     sum dy·xmu, grad in, norm factor, rows, stride): dy and x read, dx written.
-    struct Layout {
-      std::string_view name;
-      size_t params, scalar, rows;
-      int reads, writes, per_channel;
-    };
-    constexpr Layout kLayouts[] = {
-        {"batch_norm_collect_statistics_channels_last_kernel", 8, 1, 5, 1, 0, 2},
-        {"batch_norm_transform_input_channels_last_kernel", 10, 0, 7, 1, 1, 0},
-        {"batch_norm_backward_reduce_channels_last_kernel", 12, 1, 10, 2, 0, 4},
-        {"batch_norm_backward_elemt_channels_last_kernel", 11, 1, 9, 2, 1, 0},
-    };
-    const Layout* l = nullptr;
-    for (const Layout& c : kLayouts) {
-      if (ends_with(base, c.name) && p.size() == c.params && t.size() == 4) l = &c;
-    }
-    if (l == nullptr) return std::nullopt;
-    k.kind = CountedKind::kNormChannelsLast;
-    k.work = wire::WorkKind::kNorm;
-    k.bytes = {scalar_bytes(t[l->scalar]), l->reads, l->writes, l->per_channel};
-    if (!counts(l->rows, 2)) return std::nullopt;
-  } else if (contains(base, "::kernel::") &&
-             (ends_with(base, "_cell_forward") || ends_with(base, "_cell_backward"))) {
-    // <T, acc, index, indexing>(TensorInfo..., index hidden size, index elements), RNN.cu: the
-    // point-wise half of an LSTM or GRU step (the GEMMs are cuBLAS's), per element of the
-    // hidden state (bytes = {element, elements read, elements written}; biases left out):
-    //   lstm_cell_forward: input and hidden gates (4 + 4) and cx read; hy, cy and the
-    //     workspace's four gates written.
-    //   lstm_cell_backward: the workspace (4), cx, cy and the gradients of hy and cy read; the
-    //     gates' gradient (4) and cx's written.
-    //   gru_cell_forward: input and hidden gates (3 + 3) and hx read; hy and the storage (5)
-    //     written.
-    //   gru_cell_backward: the storage (5) and hy's gradient read; the input and hidden gates'
-    //     gradients (3 + 3) and hx's written.
-    struct Cell {
-      std::string_view name;
-      size_t params;
-      int reads, writes;
-    };
-    constexpr Cell kCells[] = {{"::lstm_cell_forward", 10, 9, 6},
-                               {"::lstm_cell_backward", 9, 8, 5},
-                               {"::gru_cell_forward", 9, 7, 6},
-                               {"::gru_cell_backward", 7, 6, 7}};
-    const Cell* c = nullptr;
-    for (const Cell& cell : kCells) {
-      if (ends_with(base, cell.name) && p.size() == cell.params && t.size() == 4) c = &cell;
-    }
-    if (c == nullptr) return std::nullopt;
-    k.kind = CountedKind::kRecurrentCell;
-    k.work = wire::WorkKind::kElementwise;
-    k.bytes = {scalar_bytes(t[0]), c->reads, c->writes, 0};
-    if (!count_arg(p, p.size() - 1, 0, k)) return std::nullopt;
-  } else {
-    return std::nullopt;
+    if (k.bytes[0] == 0) return std::nullopt;
+    return k;
   }
-  if (k.bytes[0] == 0) return std::nullopt;
-  return k;
+  return std::nullopt;
 }
 
 uint64_t read_count(void* const* args, int at, int bytes, bool& ok) {
