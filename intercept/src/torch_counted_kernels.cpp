@@ -181,156 +181,73 @@ struct VisionLayout {
   std::array<int, 3> extra;
 };
 constexpr int8_t kNo = -1;
+// One entry a kernel, laid out by hand (clang-format would put each field on a line).
+// clang-format off
 constexpr VisionLayout kVisionLayouts[] = {
     // <T, index>(int outputs, in, C, H, W, PH, PW, kernel, stride, padding, dilation (x2 each),
-    // out, indices): outputs = N·C·PH·PW.
-    {"::max_pool_forward_nchw",
-     2,
-     17,
-     CountedKind::kMaxPoolFlat,
-     wire::WorkKind::kReduce,
-     0,
-     {0, 3, 4, 5, 6, kNo, kNo},
-     {}},
+    // out, indices): outputs = N·C·PH·PW; extra = {bytes of an output's index}.
+    {"::max_pool_forward_nchw", 2, 17, CountedKind::kPoolFlat, wire::WorkKind::kReduce, 0,
+     {0, 3, 4, 5, 6, kNo, kNo}, {8, 0, 0}},
+    // <T, acc>(int outputs, in, C, H, W, PH, PW, kernel, stride, padding (x2 each), out, int
+    // divisor, bool, bool): average pooling writes no indices.
+    {"::avg_pool2d_out_cuda_frame_nhwc", 2, 17, CountedKind::kPoolFlat, wire::WorkKind::kReduce,
+     0, {0, 3, 4, 5, 6, kNo, kNo}, {0, 0, 0}},
     // <T, index>(in, N, C, H, W, PH, PW, ...)
-    {"::max_pool_forward_nhwc",
-     2,
-     23,
-     CountedKind::kMaxPoolForward,
-     wire::WorkKind::kReduce,
-     0,
-     {1, 2, 3, 4, 5, 6, kNo},
-     {}},
+    {"::max_pool_forward_nhwc", 2, 23, CountedKind::kMaxPoolForward, wire::WorkKind::kReduce, 0,
+     {1, 2, 3, 4, 5, 6, kNo}, {0, 0, 0}},
     // <T, acc[, index]>(output gradient, indices, N, C, H, W, PH, PW, ..., input gradient)
-    {"::max_pool_backward_nchw",
-     3,
-     17,
-     CountedKind::kMaxPoolBackward,
-     wire::WorkKind::kElementwise,
-     0,
-     {2, 3, 4, 5, 6, 7, kNo},
-     {}},
-    {"::max_pool_backward_nhwc",
-     2,
-     22,
-     CountedKind::kMaxPoolBackward,
-     wire::WorkKind::kElementwise,
-     0,
-     {2, 3, 4, 5, 6, 7, kNo},
-     {}},
+    {"::max_pool_backward_nchw", 3, 17, CountedKind::kMaxPoolBackward,
+     wire::WorkKind::kElementwise, 0, {2, 3, 4, 5, 6, 7, kNo}, {0, 0, 0}},
+    {"::max_pool_backward_nhwc", 2, 22, CountedKind::kMaxPoolBackward,
+     wire::WorkKind::kElementwise, 0, {2, 3, 4, 5, 6, 7, kNo}, {0, 0, 0}},
     // <kSize, T, index>(in, out, weight, bias, bool bias, outputs, K, multiplier, W, H, Q, P,
     // ...): outputs = N·K·P·Q; the input N·(K / multiplier)·H·W. Weights and bias (a few
     // thousand elements beside the activations) are left out, here and below.
-    {"::conv_depthwise2d_forward_kernel",
-     3,
-     20,
-     CountedKind::kDepthwiseForward,
-     wire::WorkKind::kElementwise,
-     1,
-     {5, 6, 7, 8, 9, 10, 11},
-     {}},
+    {"::conv_depthwise2d_forward_kernel", 3, 20, CountedKind::kDepthwiseForward,
+     wire::WorkKind::kElementwise, 1, {5, 6, 7, 8, 9, 10, 11}, {0, 0, 0}},
     // <kSize, stride, T, index>(grad out, grad in, weight, inputs, C, multiplier, K, W, H, Q, P,
     // ...): inputs = N·C·H·W written; the output gradient N·K·P·Q read.
-    {"::conv_depthwise2d_backward_kernel",
-     4,
-     19,
-     CountedKind::kDepthwiseData,
-     wire::WorkKind::kElementwise,
-     2,
-     {3, 4, 6, 7, 8, 9, 10},
-     {}},
+    {"::conv_depthwise2d_backward_kernel", 4, 19, CountedKind::kDepthwiseData,
+     wire::WorkKind::kElementwise, 2, {3, 4, 6, 7, 8, 9, 10}, {0, 0, 0}},
     // <T, index>(grad out, in, grad weight, N, C, K, multiplier, W, H, Q, P, ...): the output
     // gradient N·K·P·Q and the input N·C·H·W read.
-    {"::conv_depthwise2d_grad_weight_kernel",
-     2,
-     19,
-     CountedKind::kDepthwiseFilter,
-     wire::WorkKind::kReduce,
-     0,
-     {3, 4, 5, 7, 8, 9, 10},
-     {}},
+    {"::conv_depthwise2d_grad_weight_kernel", 2, 19, CountedKind::kDepthwiseFilter,
+     wire::WorkKind::kReduce, 0, {3, 4, 5, 7, 8, 9, 10}, {0, 0, 0}},
     // Rows of `stride` channels, `reduction size` of them (N·H·W); extra = {inputs read,
     // outputs written, per-channel floats written}.
     //   <Var, T, acc, n>(in, mean, invstd, staging, semaphores, rows, stride, eps)
-    {"::batch_norm_collect_statistics_channels_last_kernel",
-     4,
-     8,
-     CountedKind::kNormChannelsLast,
-     wire::WorkKind::kNorm,
-     1,
-     {5, 6, kNo, kNo, kNo, kNo, kNo},
-     {1, 0, 2}},
+    {"::batch_norm_collect_statistics_channels_last_kernel", 4, 8, CountedKind::kNormChannelsLast,
+     wire::WorkKind::kNorm, 1, {5, 6, kNo, kNo, kNo, kNo, kNo}, {1, 0, 2}},
     //   <T, acc, layer, n>(in, z, mean, invstd, weight, shift, out, rows, stride, relu): z is
     //   the fused add's, not nn.BatchNorm's.
-    {"::batch_norm_transform_input_channels_last_kernel",
-     4,
-     10,
-     CountedKind::kNormChannelsLast,
-     wire::WorkKind::kNorm,
-     0,
-     {7, 8, kNo, kNo, kNo, kNo, kNo},
-     {1, 1, 0}},
+    {"::batch_norm_transform_input_channels_last_kernel", 4, 10, CountedKind::kNormChannelsLast,
+     wire::WorkKind::kNorm, 0, {7, 8, kNo, kNo, kNo, kNo, kNo}, {1, 1, 0}},
     //   <n, T, acc, layer>(in, grad out, mean, invstd, sum dy, sum dy·xmu, grad weight, grad
     //   bias, staging, semaphores, rows, stride)
-    {"::batch_norm_backward_reduce_channels_last_kernel",
-     4,
-     12,
-     CountedKind::kNormChannelsLast,
-     wire::WorkKind::kNorm,
-     1,
-     {10, 11, kNo, kNo, kNo, kNo, kNo},
-     {2, 0, 4}},
+    {"::batch_norm_backward_reduce_channels_last_kernel", 4, 12, CountedKind::kNormChannelsLast,
+     wire::WorkKind::kNorm, 1, {10, 11, kNo, kNo, kNo, kNo, kNo}, {2, 0, 4}},
     //   <n, T, acc, layer>(grad out, in, mean, invstd, weight, sum dy, sum dy·xmu, grad in,
     //   norm factor, rows, stride)
-    {"::batch_norm_backward_elemt_channels_last_kernel",
-     4,
-     11,
-     CountedKind::kNormChannelsLast,
-     wire::WorkKind::kNorm,
-     1,
-     {9, 10, kNo, kNo, kNo, kNo, kNo},
-     {2, 1, 0}},
+    {"::batch_norm_backward_elemt_channels_last_kernel", 4, 11, CountedKind::kNormChannelsLast,
+     wire::WorkKind::kNorm, 1, {9, 10, kNo, kNo, kNo, kNo, kNo}, {2, 1, 0}},
     // <T, acc, index, indexing>(TensorInfo..., index hidden size, index elements): per element
     // of the hidden state, extra = {values read, values written} (biases left out):
     //   LSTM forward: input and hidden gates (4 + 4) and cx read; hy, cy and the workspace's
     //   four gates written. Backward: the workspace (4), cx, cy and the gradients of hy and cy
     //   read; the gates' gradient (4) and cx's written.
-    {"::kernel::lstm_cell_forward",
-     4,
-     10,
-     CountedKind::kRecurrentCell,
-     wire::WorkKind::kElementwise,
-     0,
-     {9, kNo, kNo, kNo, kNo, kNo, kNo},
-     {9, 6, 0}},
-    {"::kernel::lstm_cell_backward",
-     4,
-     9,
-     CountedKind::kRecurrentCell,
-     wire::WorkKind::kElementwise,
-     0,
-     {8, kNo, kNo, kNo, kNo, kNo, kNo},
-     {8, 5, 0}},
+    {"::kernel::lstm_cell_forward", 4, 10, CountedKind::kRecurrentCell,
+     wire::WorkKind::kElementwise, 0, {9, kNo, kNo, kNo, kNo, kNo, kNo}, {9, 6, 0}},
+    {"::kernel::lstm_cell_backward", 4, 9, CountedKind::kRecurrentCell,
+     wire::WorkKind::kElementwise, 0, {8, kNo, kNo, kNo, kNo, kNo, kNo}, {8, 5, 0}},
     //   GRU forward: input and hidden gates (3 + 3) and hx read; hy and the storage (5)
     //   written. Backward: the storage (5) and hy's gradient read; the input and hidden gates'
     //   gradients (3 + 3) and hx's written.
-    {"::kernel::gru_cell_forward",
-     4,
-     9,
-     CountedKind::kRecurrentCell,
-     wire::WorkKind::kElementwise,
-     0,
-     {8, kNo, kNo, kNo, kNo, kNo, kNo},
-     {7, 6, 0}},
-    {"::kernel::gru_cell_backward",
-     4,
-     7,
-     CountedKind::kRecurrentCell,
-     wire::WorkKind::kElementwise,
-     0,
-     {6, kNo, kNo, kNo, kNo, kNo, kNo},
-     {6, 7, 0}},
+    {"::kernel::gru_cell_forward", 4, 9, CountedKind::kRecurrentCell,
+     wire::WorkKind::kElementwise, 0, {8, kNo, kNo, kNo, kNo, kNo, kNo}, {7, 6, 0}},
+    {"::kernel::gru_cell_backward", 4, 7, CountedKind::kRecurrentCell,
+     wire::WorkKind::kElementwise, 0, {6, kNo, kNo, kNo, kNo, kNo, kNo}, {6, 7, 0}},
 };
+// clang-format on
 
 std::optional<CountedKernel> classify_vision(std::string_view base,
                                              const std::vector<std::string_view>& t,
@@ -474,13 +391,16 @@ std::optional<CountedKernel> classify_counted(std::string_view base, std::string
     if (k.bytes[0] == 0 || !count_arg(p, 3, 0, k) || !count_arg(p, 4, 1, k)) return std::nullopt;
     return k;
   } else if ((ends_with(base, "indexing_backward_kernel") ||
-              ends_with(base, "indexing_backward_kernel_stride_1")) &&
+              ends_with(base, "indexing_backward_kernel_stride_1") ||
+              ends_with(base, "indexing_backward_kernel_small_stride")) &&
              !t.empty() && p.size() == 9) {
     // <scalar_t, ...>(sorted indices, indices, grad output, grad weight, int64 numel, int64
     // stride, int64 stride_before, int64 outer_dim, bool accumulate), Indexing.cu (index_put_
     // with accumulate=True, the backward of x[idx]): both int64 indices read; for each index and
     // each of outer_dim × stride elements the gradient read and the weight element
-    // read-modified-written (at most numel distinct rows: the bound).
+    // read-modified-written (at most numel distinct rows: the bound). The small-stride variant
+    // (rows of fewer elements than a warp: Swin's relative position bias) takes the same
+    // parameters.
     k.kind = CountedKind::kIndexAccumulate;
     k.work = wire::WorkKind::kReduce;
     k.bytes = {scalar_bytes(t[0]), 0, 0, 0};
@@ -524,6 +444,11 @@ std::optional<CountedKernel> classify_counted(std::string_view base, std::string
     if (k.bytes[0] == 0 || !count_arg(p, 1, 0, k) || !count_arg(p, 2, 1, k) ||
         !count_arg(p, 4, 2, k))
       return std::nullopt;
+    return k;
+  } else if (base == "at::native::amp_update_scale_cuda_kernel" && p.size() == 6) {
+    // (scale, growth tracker, found inf, growth factor, backoff, interval), AmpKernels.cu:
+    // GradScaler's update, <<<1, 1>>>: one value read and two written.
+    k.kind = CountedKind::kConstant;
     return k;
   } else if (base == "at::native::_assert_async_cuda_kernel" && p.size() == 2) {
     // <T>(const T* input, Msg), TensorCompare.cu: one thread reads one value.
@@ -718,12 +643,12 @@ std::optional<Traffic> counted_traffic(const CountedKernel& k, void* const* args
       w.written = slices * arg(1) * (b(0) + b(1));
       break;
     }
-    case CountedKind::kMaxPoolFlat: {
-      // outputs (N·C·PH·PW) over PH·PW planes of H·W inputs.
+    case CountedKind::kPoolFlat: {
+      // outputs (N·C·PH·PW) over PH·PW planes of H·W inputs; each output and its index.
       const uint64_t outputs = arg(0), planes_out = arg(3) * arg(4);
       if (planes_out == 0) return std::nullopt;
       w.read = outputs / planes_out * arg(1) * arg(2) * b(0);
-      w.written = outputs * (b(0) + 8);
+      w.written = outputs * (b(0) + b(1));
       break;
     }
     case CountedKind::kMaxPoolForward:

@@ -50,7 +50,8 @@ enum class CountedKind : uint8_t {
   kIndexAccumulate,   // indexing_backward_kernel[_stride_1](..., numel, stride, before, outer)
   kSortSlices,        // warpMergeSortKVInPlace(keys, slices, slice size, ..., values, ...)
   kTopK,              // gatherTopK(input, slice size, k, largest, slices, ...): topk's selection
-  kMaxPoolFlat,       // max_pool_forward_nchw(int outputs, in, C, H, W, PH, PW, ...)
+  kPoolFlat,          // max_pool_forward_nchw / avg_pool2d_out_cuda_frame_nhwc(int outputs, in,
+                      // C, H, W, PH, PW, ...)
   kMaxPoolForward,    // max_pool_forward_nhwc(in, N, C, H, W, PH, PW, ...)
   kMaxPoolBackward,   // max_pool_backward_nchw / _nhwc(grad, indices, N, C, H, W, PH, PW, ...)
   kDepthwiseForward,  // conv_depthwise2d_forward_kernel(..., outputs, K, multiplier, W, H, Q, P)

@@ -593,7 +593,7 @@ TEST(TorchCountedKernels, MaxPoolingReadsItsInputAndWritesValuesAndIndices) {
       "void at::native::(anonymous namespace)::max_pool_forward_nchw<float, int>(int, float "
       "const*, long, long, long, int, int, int, int, int, int, int, int, int, int, float*, long*)");
   ASSERT_EQ(fwd.family, TorchFamily::kCounted);
-  EXPECT_EQ(fwd.counted.kind, CountedKind::kMaxPoolFlat);
+  EXPECT_EQ(fwd.counted.kind, CountedKind::kPoolFlat);
   int32_t outputs = 16 * 64 * 56 * 56, ph = 56, pw = 56, small = 3;
   int64_t c = 64, h = 112, w = 112;
   float* ptr = nullptr;
@@ -604,6 +604,22 @@ TEST(TorchCountedKernels, MaxPoolingReadsItsInputAndWritesValuesAndIndices) {
   EXPECT_EQ(work->kind, phantora::wire::WorkKind::kReduce);
   EXPECT_EQ(work->bytes_read, 16u * 64 * 112 * 112 * 4);
   EXPECT_EQ(work->bytes_written, 16u * 64 * 56 * 56 * (4 + 8));  // fp32 values, int64 indices
+
+  // Average pooling (DenseNet's transitions: 2 x 2, stride 2) in channels-last fp16: the same
+  // parameters before the output, no indices written.
+  const TorchKernel avg = classify_torch_kernel(
+      "void at::native::(anonymous namespace)::avg_pool2d_out_cuda_frame_nhwc<c10::Half, float>("
+      "int, c10::Half const*, long, long, long, int, int, int, int, int, int, int, int, "
+      "c10::Half*, "
+      "int, bool, bool)");
+  ASSERT_EQ(avg.family, TorchFamily::kCounted);
+  bool flag = false;
+  void* aa[] = {&outputs, &ptr,   &c,     &h,     &w,   &ph,    &pw,   &small, &small,
+                &small,   &small, &small, &small, &ptr, &small, &flag, &flag};
+  work = launch_work(avg, aa, {1, 1, 1});
+  ASSERT_TRUE(work.has_value());
+  EXPECT_EQ(work->bytes_read, 16u * 64 * 112 * 112 * 2);
+  EXPECT_EQ(work->bytes_written, 16u * 64 * 56 * 56 * 2);
 
   // The backward in channels-last bf16: the gradient and indices read, the input's written.
   const TorchKernel bwd = classify_torch_kernel(
@@ -791,6 +807,29 @@ TEST(TorchCountedKernels, MultiOutputElementwiseReadsItsLambdasOperands) {
   ASSERT_TRUE(work.has_value());
   EXPECT_EQ(work->bytes_read, 64u * 4 * 4);
   EXPECT_EQ(work->bytes_written, 64u * 3 * 4);
+}
+
+TEST(TorchCountedKernels, GradScalerUpdateAndSmallStrideIndexAccumulate) {
+  // GradScaler's update is one thread: the launch is its cost.
+  const TorchKernel update = classify_torch_kernel(
+      "at::native::amp_update_scale_cuda_kernel(float*, int*, float const*, double, double, int)");
+  ASSERT_EQ(update.family, TorchFamily::kCounted);
+  EXPECT_EQ(update.counted.kind, CountedKind::kConstant);
+  // index_put_ with accumulation on rows shorter than a warp (Swin's relative position bias):
+  // 4,096 indices into rows of 4 floats, as the stride-1 and general kernels.
+  const TorchKernel small = classify_torch_kernel(
+      "void (anonymous namespace)::indexing_backward_kernel_small_stride<float>(long const*, "
+      "long const*, float const*, float*, long, long, long, long, bool)");
+  ASSERT_EQ(small.family, TorchFamily::kCounted);
+  EXPECT_EQ(small.counted.kind, CountedKind::kIndexAccumulate);
+  int64_t numel = 4096, stride = 4, before = 1, outer = 1;
+  bool acc = true;
+  float* ptr = nullptr;
+  void* args[] = {&ptr, &ptr, &ptr, &ptr, &numel, &stride, &before, &outer, &acc};
+  auto work = launch_work(small, args, {1, 1, 1});
+  ASSERT_TRUE(work.has_value());
+  EXPECT_EQ(work->bytes_read, 4096u * 2 * 8 + 4096u * 4 * 4 * 2);
+  EXPECT_EQ(work->bytes_written, 4096u * 4 * 4);
 }
 
 }  // namespace
