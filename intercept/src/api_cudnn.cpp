@@ -295,6 +295,9 @@ cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const descriptor
 
 cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle, cudnnBackendDescriptor_t plan,
                                   cudnnBackendDescriptor_t variant_pack) {
+  // An intercepted call like a kernel launch: the program's CPU time up to here is charged
+  // before the kernel is stamped with the host clock (runtime.hpp, ApiCall).
+  ApiCall call;
   const CudnnDescriptor* p = descriptor_of(plan);
   if (!valid(handle) || p == nullptr || !valid(variant_pack)) return CUDNN_STATUS_BAD_PARAM;
   if (!p->call) {
