@@ -1,6 +1,7 @@
 // The convolution model: a cuDNN convolution priced as the implicit GEMM its kernels compute
 // (analytical_model.hpp; docs/cost-model.md, "Convolution").
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "phantora/kernels/analytical_model.hpp"
@@ -52,12 +53,22 @@ bool conv_is_direct(const ConvDesc& d) {
   return g > 1 && (d.c / g < kMinTensorCoreChannels || d.k / g < kMinTensorCoreChannels);
 }
 
-double hbm_bytes(const ConvDesc& d) {
+namespace {
+
+// Bytes of the input, the filter and the output, each stored once.
+std::array<double, 3> tensor_bytes(const ConvDesc& d) {
   const double per_group_c = f(d.c) / f(std::max<uint64_t>(1, d.groups));
-  const double elements = f(d.n) * f(d.c) * f(d.h) * f(d.w) +
-                          f(d.k) * per_group_c * f(d.r) * f(d.s) +
-                          f(d.n) * f(d.k) * f(d.p) * f(d.q);
-  return elements * f(dtype_bytes(d.dtype));
+  const double element = f(dtype_bytes(d.dtype));
+  return {f(d.n) * f(d.c) * f(d.h) * f(d.w) * element,
+          f(d.k) * per_group_c * f(d.r) * f(d.s) * element,
+          f(d.n) * f(d.k) * f(d.p) * f(d.q) * element};
+}
+
+}  // namespace
+
+double hbm_bytes(const ConvDesc& d) {
+  const std::array<double, 3> t = tensor_bytes(d);
+  return t[0] + t[1] + t[2];
 }
 
 Estimate conv_estimate(const ConvDesc& d, const GpuPreset& gpu, const ModelParams& params) {
@@ -87,11 +98,17 @@ Estimate conv_estimate(const ConvDesc& d, const GpuPreset& gpu, const ModelParam
   e.duration = params.gemm_overhead +
                SimTime::seconds((std::max(e.compute_us, e.memory_us) + e.reduce_us) * 1e-6);
   if (d.channels_first) {
-    // Three transposes, each a memory-bound kernel reading and writing its tensor once: the
-    // convolution's own traffic twice over, and three memory-bound floors.
-    const SimTime transposes = params.memory_floor * 3 + SimTime::seconds(2 * tensors / hbm);
+    // Three transposes, each a memory-bound kernel reading and writing its tensor once.
+    SimTime transposes;
+    for (double bytes : tensor_bytes(d)) {
+      MemoryOpDesc transpose;
+      transpose.op = "transpose";
+      transpose.bytes_read = transpose.bytes_written = static_cast<uint64_t>(bytes);
+      const Estimate t = memory_op_estimate(transpose, gpu, params);
+      transposes += t.duration;
+      e.bytes += t.bytes;
+    }
     e.layout_us = transposes.as_us();
-    e.bytes += 2 * tensors;
     e.duration = e.duration + transposes;
   }
   return e;
