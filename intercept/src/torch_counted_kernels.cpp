@@ -170,7 +170,7 @@ std::optional<CountedKernel> classify_embedding(std::string_view base,
 // Normalization.cuh, RNN.cu), as PyTorch 2.15 lays out their parameters: which parameters hold
 // the counts each kind's formula reads (counted_traffic()), and the template argument naming
 // the element type. Each reads its inputs once and writes its outputs once.
-struct VisionLayout {
+struct KernelLayout {
   std::string_view name;  // the end of the kernel's qualified name
   size_t templates, params;
   CountedKind kind;
@@ -183,7 +183,7 @@ struct VisionLayout {
 constexpr int8_t kNo = -1;
 // One entry a kernel, laid out by hand (clang-format would put each field on a line).
 // clang-format off
-constexpr VisionLayout kVisionLayouts[] = {
+constexpr KernelLayout kKernelLayouts[] = {
     // <T, index>(int outputs, in, C, H, W, PH, PW, kernel, stride, padding, dilation (x2 each),
     // out, indices): outputs = N·C·PH·PW; extra = {bytes of an output's index}.
     {"::max_pool_forward_nchw", 2, 17, CountedKind::kPoolFlat, wire::WorkKind::kReduce, 0,
@@ -249,10 +249,10 @@ constexpr VisionLayout kVisionLayouts[] = {
 };
 // clang-format on
 
-std::optional<CountedKernel> classify_vision(std::string_view base,
-                                             const std::vector<std::string_view>& t,
-                                             const std::vector<std::string_view>& p) {
-  for (const VisionLayout& l : kVisionLayouts) {
+std::optional<CountedKernel> classify_by_layout(std::string_view base,
+                                                const std::vector<std::string_view>& t,
+                                                const std::vector<std::string_view>& p) {
+  for (const KernelLayout& l : kKernelLayouts) {
     if (!ends_with(base, l.name) || t.size() != l.templates || p.size() != l.params) continue;
     CountedKernel k;
     k.kind = l.kind;
@@ -497,7 +497,7 @@ std::optional<CountedKernel> classify_counted(std::string_view base, std::string
     k.bytes = {read, std::atoi(std::string(t[0]).c_str()) * widest, 0, 0};
     if (in.empty() || k.bytes[1] == 0 || !count_arg(p, 0, 0, k)) return std::nullopt;
     return k;
-  } else if (auto v = classify_vision(base, t, p)) {
+  } else if (auto v = classify_by_layout(base, t, p)) {
     return v;
   } else {
     return classify_embedding(base, t, p);
