@@ -24,6 +24,13 @@ SimTime seconds(double s) {
   return SimTime::seconds(s);
 }
 
+// The output tile's side along a dimension: the full side, or for a dimension below it the
+// multiple of `step` that covers it (cuBLASLt's 128 × 8 … 128 × 120 tiles and their transposes).
+uint64_t tile_side(uint64_t dim, uint64_t full, uint64_t step) {
+  if (dim >= full) return full;
+  return std::min(full, static_cast<uint64_t>(round_up(std::max<uint64_t>(dim, 1), step)));
+}
+
 }  // namespace
 
 double peak_flops(const GpuPerf& perf, DType input, DType compute) {
@@ -159,10 +166,11 @@ Estimate gemm_estimate(const GemmDesc& d, const GpuPreset& gpu, const ModelParam
   e.flops = gemm_flops(d);
   const double batch = static_cast<double>(d.batch);
   const double sms = std::max(1, gpu.device.multiprocessor_count);
-  // Output tiles; tensor cores work on whole tiles, so a dimension below the tile size costs a
-  // full tile.
-  const double tiles =
-      batch * ceil_div(d.m, params.gemm_tile_m) * ceil_div(d.n, params.gemm_tile_n);
+  // Output tiles; tensor cores work on whole tiles, so a dimension that does not fill its last
+  // tile pays for all of it. A dimension below the full tile runs on a narrower one.
+  const uint64_t tile_m = tile_side(d.m, params.gemm_tile_m, params.gemm_narrow_tile_step);
+  const uint64_t tile_n = tile_side(d.n, params.gemm_tile_n, params.gemm_narrow_tile_step);
+  const double tiles = batch * ceil_div(d.m, tile_m) * ceil_div(d.n, tile_n);
   const double padded_k = round_up(d.k, params.gemm_tile_k);
   e.clock_scale = clock_scale(gpu, eff.gemm_clock_mhz);
   // Besides its main loop every tile (or slice) pays a fixed cost worth tile_cost_k of K: the
@@ -177,8 +185,16 @@ Estimate gemm_estimate(const GemmDesc& d, const GpuPreset& gpu, const ModelParam
   const double mainloop_rate = peak_flops(gpu.perf, d.a, d.compute) * eff.gemm_efficiency *
                                e.clock_scale * (eff.gemm_efficiency_k + tile_cost_k) /
                                eff.gemm_efficiency_k * e.alignment_rate;
-  const double tile_area =
-      static_cast<double>(params.gemm_tile_m) * static_cast<double>(params.gemm_tile_n);
+  // One step of K of one tile takes the longer of its products at an SM's share of the main
+  // loop's rate and its operands' bytes through that SM's shared memory. The latter binds only
+  // on narrow tiles, whose operands feed few products each: 128 × 8 reads 136 elements a step
+  // for 1,024 products, 128 × 128 reads 256 for 16,384.
+  const double tm = static_cast<double>(tile_m), tn = static_cast<double>(tile_n);
+  const double products_s = 2.0 * tm * tn / (mainloop_rate / sms);
+  const double operands_s =
+      (tm * static_cast<double>(dtype_bytes(d.a)) + tn * static_cast<double>(dtype_bytes(d.b))) /
+      (params.gemm_smem_bytes_per_clock * gpu.perf.sustained_clock_mhz * 1e6);
+  const double tile_step_s = std::max(products_s, operands_s);
   const double hbm = hbm_plateau_bytes_per_s(gpu, params);
   const GemmBytes bytes = gemm_bytes(d);
 
@@ -197,7 +213,7 @@ Estimate gemm_estimate(const GemmDesc& d, const GpuPreset& gpu, const ModelParam
     // Every SM works on one tile (or K slice) at a time: the kernel runs in whole waves, and
     // a partial last wave costs as long as a full one (133 tiles on 132 SMs: two waves).
     p.waves = std::ceil(tiles * s / sms);
-    p.compute_s = p.waves * 2.0 * tile_area * (padded_k / s + tile_cost_k) / (mainloop_rate / sms);
+    p.compute_s = p.waves * (padded_k / s + tile_cost_k) * tile_step_s;
     if (s == 1) {
       p.bytes = bytes.a_and_b + bytes.c;
       p.memory_s = p.bytes / hbm;
@@ -213,6 +229,8 @@ Estimate gemm_estimate(const GemmDesc& d, const GpuPreset& gpu, const ModelParam
     }
     if (s == 1 || p.seconds() < best.seconds()) best = p;
   }
+  e.tile_m = tm;
+  e.tile_n = tn;
   e.k_slices = best.slices;
   e.waves = best.waves;
   e.bytes = best.bytes;

@@ -53,6 +53,8 @@ ModelParams ModelParams::from_string(std::string_view toml_text, std::string_vie
   p.gemm_tile_m = positive_int(gemm, "tile_m");
   p.gemm_tile_n = positive_int(gemm, "tile_n");
   p.gemm_tile_k = positive_int(gemm, "tile_k");
+  p.gemm_narrow_tile_step = positive_int(gemm, "narrow_tile_step");
+  p.gemm_smem_bytes_per_clock = positive(gemm, "smem_bytes_per_clock");
   p.gemm_tile_cost_k = non_negative(gemm, "tile_cost_k");
   p.gemm_overhead = SimTime::us(positive(gemm, "overhead_us"));
   p.gemm_misaligned_rate = fraction(gemm, "misaligned_rate");

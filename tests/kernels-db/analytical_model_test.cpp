@@ -332,33 +332,96 @@ TEST(GemmModel, MisalignedColumnsRunAtThePublishedRate) {
   EXPECT_GT(thin.memory_us, thin.compute_us);
 }
 
+// One SM's shared memory on `h100` at its sustained clock: 128 B × 1575 MHz (models.toml [smem]).
+constexpr double kH100SmemBytesPerS = 128 * 1575e6;
+
 TEST(GemmModel, SkinnyGemmIsMemoryBoundByHand) {
   // 16 × 16384 × 16384 bf16 (a decode-like shape): A 16·16384·2, B 16384²·2, C 16·16384·2
-  // bytes = 537.9 MB at 3350 GB/s × 0.90 = 178.4 µs, twice the tile-padded compute term
-  // (128 tiles: one wave, with no room for a second slice of any tile on 132 SMs, so K is not
-  // split; each tile 2·128·128·(16384 + 207) FLOPs at an SM's share of the main loop's rate:
-  // 92.3 µs). Time = 4 µs + bytes / bandwidth.
+  // bytes = 537.9 MB at 3350 GB/s × 0.90 = 178.4 µs. M = 16 runs on 16 × 128 tiles: 128 of
+  // them, one wave, with no room for a second slice of any tile on 132 SMs, so K is not split.
+  // Each step of K of a tile reads 16 + 128 bf16 operands (288 B) through shared memory in
+  // 1.43 ns, longer than its 2·16·128 products take (0.69 ns): compute = (16384 + 207) × 1.43
+  // ns = 23.7 µs. Time = 4 µs + bytes / bandwidth.
   GemmDesc d = cube(16384);
   d.m = 16;
   const Estimate e = gemm_estimate(d, gpu("h100"), params());
   const double bytes = 16.0 * 16384 * 2 + 16384.0 * 16384 * 2 + 16.0 * 16384 * 2;
+  EXPECT_DOUBLE_EQ(e.tile_m, 16.0);
+  EXPECT_DOUBLE_EQ(e.tile_n, 128.0);
   EXPECT_DOUBLE_EQ(e.k_slices, 1.0);
   EXPECT_DOUBLE_EQ(e.bytes, bytes);
-  EXPECT_NEAR(e.compute_us, 132.0 * 2 * 128 * 128 * (16384 + kTileCostK) / kH100MainLoop * 1e6,
-              1e-6);
-  EXPECT_GT(e.memory_us, 1.9 * e.compute_us);
+  EXPECT_NEAR(e.compute_us, (16384 + kTileCostK) * (16 + 128) * 2 / kH100SmemBytesPerS * 1e6, 1e-6);
+  EXPECT_NEAR(e.compute_us, 23.70, 0.01);
   EXPECT_NEAR(e.duration.as_us(), 4.0 + bytes / (3350e9 * 0.90) * 1e6, 1e-3);
   EXPECT_LT(efficiency(d, gpu("h100")), 0.1);
 }
 
+TEST(GemmModel, NarrowDimensionRunsOnANarrowTileByHand) {
+  // A classifier head, 10 × 32 × 128 fp32: one tile narrowed to 16 × 32 (the multiples of 8
+  // that cover 10 and 32; cuBLASLt's tiles, models.toml [lt-tiles]). Its 2·16·32 products per
+  // step of K at an SM's share of the FP32 main loop (66.9 TFLOPS × 0.763 × 6351 / 6144 / 132)
+  // take 2.56 ns, its 48 fp32 operands through shared memory 0.95 ns: compute = (128 + 207) ×
+  // 2.56 ns = 0.858 µs. Two slices would save 0.16 µs and cost a 3 µs reduction: K not split.
+  // With 128 × 128 tiles the same call was priced 2·128·128·335 FLOPs: 27.5 µs.
+  GemmDesc head = gemm(10, 32, 128);
+  head.a = head.b = head.c = head.compute = DType::kF32;
+  const Estimate e = gemm_estimate(head, gpu("h100"), params());
+  const double fp32_per_sm = 66.9e12 * 0.763 * (6144 + kTileCostK) / 6144 / 132;
+  EXPECT_DOUBLE_EQ(e.tile_m, 16.0);
+  EXPECT_DOUBLE_EQ(e.tile_n, 32.0);
+  EXPECT_DOUBLE_EQ(e.k_slices, 1.0);
+  EXPECT_NEAR(e.compute_us, (128 + kTileCostK) * 2 * 16 * 32 / fp32_per_sm * 1e6, 1e-6);
+  EXPECT_NEAR(e.compute_us, 0.858, 0.001);
+  EXPECT_NEAR(e.duration.as_us(), 4.0 + e.compute_us, 1e-6);
+
+  // A 64-wide N (a ResNet stage's 64 channels, a LoRA rank) runs 128 × 64 tiles: as many as
+  // 128 × 128 ones would be (512, 4 waves), each with half the products, which still bind
+  // (2.77 ns a step against 1.90 ns for its 384 B of operands): half the compute.
+  const Estimate narrow = gemm_estimate(gemm(65536, 64, 4096), gpu("h100"), params());
+  const Estimate full = gemm_estimate(gemm(65536, 128, 4096), gpu("h100"), params());
+  EXPECT_DOUBLE_EQ(narrow.tile_n, 64.0);
+  EXPECT_DOUBLE_EQ(narrow.waves, full.waves);
+  EXPECT_NEAR(narrow.compute_us, full.compute_us / 2, 1e-9);
+}
+
+TEST(GemmModel, SharedMemoryBindsOnlyOnNarrowTiles) {
+  // With shared memory taken as unlimited, no full-tile GEMM of any part and input type moves:
+  // a 128 × 128 tile's operands (256 elements a step) feed 16,384 products each, and the
+  // tensor cores are the limit everywhere in the catalog.
+  ModelParams unlimited = params();
+  unlimited.gemm_smem_bytes_per_clock = 1e30;
+  for (const GpuPreset& g : GpuCatalog::builtin().presets()) {
+    for (DType t : {DType::kBF16, DType::kF16, DType::kF8E4M3, DType::kF32}) {
+      for (DType compute : {DType::kF32, DType::kTF32}) {
+        GemmDesc d = cube(8192, t);
+        d.compute = compute;
+        EXPECT_DOUBLE_EQ(gemm_estimate(d, g, params()).compute_us,
+                         gemm_estimate(d, g, unlimited).compute_us)
+            << g.key << " " << to_string(t) << " " << to_string(compute);
+      }
+    }
+  }
+  // A 128 × 8 bf16 tile's 136 operands a step take 1.35 ns through shared memory on h100, its
+  // 2,048 products 0.35 ns: the floor sets its time (65536 × 8 × 4096: 512 tiles, 4 waves).
+  const Estimate thin = gemm_estimate(gemm(65536, 8, 4096), gpu("h100"), params());
+  EXPECT_DOUBLE_EQ(thin.tile_n, 8.0);
+  EXPECT_NEAR(thin.compute_us, 4 * (4096 + kTileCostK) * (128 + 8) * 2 / kH100SmemBytesPerS * 1e6,
+              1e-6);
+  EXPECT_GT(thin.compute_us,
+            1.01 * gemm_estimate(gemm(65536, 8, 4096), gpu("h100"), unlimited).compute_us);
+}
+
 TEST(GemmModel, LongKWithFewTilesSplitsKByHand) {
   // A router's weight gradient: m = 256, n = 8 (experts), k = 16,384 tokens, fp32. Two output
-  // tiles on 132 SMs: K may be split into up to 66 slices (one wave). Each slice runs
-  // 2·128·128·(16384 / s + 207) FLOPs (every slice pays a tile's fixed cost) at one SM's share
-  // of the main loop's rate, 67 TFLOPS (fp32 peak, gpus.toml) × 0.763 × 6351 / 6144; then a
-  // second kernel reads the s fp32 partials of C (256·8·4 B each) and writes C: 3 µs + bytes
-  // at 3350 GB/s × 0.90. More slices always pay here (each costs 2.7 ns of reduction and saves
-  // microseconds of main loop): 66.
+  // tiles of 128 × 8 on 132 SMs: K may be split into up to 66 slices (one wave). A step of K
+  // of a tile is its 2·128·8 products at one SM's share of the main loop's rate, 67 TFLOPS
+  // (fp32 peak, gpus.toml) × 0.763 × 6351 / 6144 / 132: 5.12 ns (its 136 fp32 operands through
+  // shared memory take 2.70); each slice runs 16384 / s + 207 of them (every slice pays a
+  // tile's fixed cost). The slices read A and B (16.8 MB) and write s fp32 partials of C
+  // (256·8·4 B each) at 3350 GB/s × 0.90; a second kernel reads the partials and writes C:
+  // 3 µs + bytes at the same rate. Reading A takes 5.7 µs whatever the split, so slices pay
+  // until the main loop is shorter than that: 18 slices (5.72 µs of main loop, 5.79 µs of
+  // memory), where 17 leave 6.00 µs of main loop and 19 only add partials.
   GemmDesc d = cube(256);
   d.n = 8;
   d.k = 16384;
@@ -366,25 +429,35 @@ TEST(GemmModel, LongKWithFewTilesSplitsKByHand) {
   const Estimate e = gemm_estimate(d, gpu("h100"), params());
   const double rate = peak_flops(gpu("h100").perf, DType::kF32, DType::kF32) * 0.763 *
                       (6144 + kTileCostK) / 6144 / 132;
+  const double hbm = 3350e9 * 0.90;
+  const double ab_bytes = 256.0 * 16384 * 4 + 16384.0 * 8 * 4;
   const double c_bytes = 256.0 * 8 * 4;
-  EXPECT_DOUBLE_EQ(e.k_slices, 66.0);
+  auto total_us = [&](double s) {
+    const double main_loop = (16384.0 / s + kTileCostK) * 2 * 128 * 8 / rate;
+    const double memory = (ab_bytes + s * c_bytes) / hbm;
+    return (std::max(main_loop, memory) + 3e-6 + (s * c_bytes + c_bytes) / hbm) * 1e6;
+  };
+  EXPECT_DOUBLE_EQ(e.tile_n, 8.0);
+  EXPECT_DOUBLE_EQ(e.k_slices, 18.0);
   EXPECT_DOUBLE_EQ(e.waves, 1.0);
-  const double compute_us = 2.0 * 128 * 128 * (16384.0 / 66 + kTileCostK) / rate * 1e6;
-  const double reduce_us = 3.0 + (66 * c_bytes + c_bytes) / (3350e9 * 0.90) * 1e6;
-  EXPECT_NEAR(e.compute_us, compute_us, 1e-6);
-  EXPECT_NEAR(e.reduce_us, reduce_us, 1e-6);
-  EXPECT_NEAR(e.duration.as_us(), 4.0 + compute_us + reduce_us, 1e-3);
-  // 44.5 µs, where the two tiles' whole K on 2 SMs would take 1.36 ms.
-  EXPECT_NEAR(e.duration.as_us(), 44.5, 0.1);
-  EXPECT_GT(2.0 * 128 * 128 * (16384 + kTileCostK) / rate * 1e6, 30 * e.duration.as_us());
-  // A short bf16 K does not split: 256 × 8 × 256 would save 0.7 µs of its 2.6 µs main loop
-  // with two slices and pay 3 µs for the second kernel.
+  EXPECT_LT(total_us(18), total_us(17));
+  EXPECT_LT(total_us(18), total_us(19));
+  EXPECT_NEAR(e.compute_us, (16384.0 / 18 + kTileCostK) * 2 * 128 * 8 / rate * 1e6, 1e-6);
+  EXPECT_NEAR(e.memory_us, (ab_bytes + 18 * c_bytes) / hbm * 1e6, 1e-6);
+  EXPECT_NEAR(e.reduce_us, 3.0 + (19 * c_bytes) / hbm * 1e6, 1e-6);
+  EXPECT_NEAR(e.duration.as_us(), 4.0 + total_us(18), 1e-3);
+  // 12.8 µs, where the two tiles' whole K on 2 SMs would take 84 µs.
+  EXPECT_NEAR(e.duration.as_us(), 12.84, 0.01);
+  EXPECT_GT((16384 + kTileCostK) * 2 * 128 * 8 / rate * 1e6, 6 * e.duration.as_us());
+  // A short bf16 K does not split: 256 × 8 × 256 would save 0.23 µs of its 0.62 µs main loop
+  // with two slices and pay 3 µs for the second kernel. Its 128 × 8 tiles are held by shared
+  // memory: 272 B a step at 128 B × 1575 MHz.
   d.k = 256;
   d.a = d.b = d.c = DType::kBF16;
   const Estimate short_k = gemm_estimate(d, gpu("h100"), params());
   EXPECT_DOUBLE_EQ(short_k.k_slices, 1.0);
   EXPECT_DOUBLE_EQ(short_k.reduce_us, 0.0);
-  EXPECT_NEAR(short_k.compute_us, 2.0 * 128 * 128 * (256 + kTileCostK) / kH100MainLoop * 132 * 1e6,
+  EXPECT_NEAR(short_k.compute_us, (256 + kTileCostK) * (128 + 8) * 2 / kH100SmemBytesPerS * 1e6,
               1e-6);
 }
 
@@ -418,14 +491,18 @@ TEST(GemmModel, SplitKTakesTheFastestSliceCountByHand) {
 
 TEST(GemmModel, BatchedSmallGemmsAreFarFromPeak) {
   GemmDesc d = cube(64);
-  d.batch = 4096;  // 4096 tiles, but every 64-wide tile is padded to 128×128×64
+  d.batch = 4096;  // 4096 tiles of 64 × 64, each with a short K and its fixed cost
   const double eff = efficiency(d, gpu("h100"));
   EXPECT_LT(eff, 0.25);
   EXPECT_GT(eff, 0.0);
-  // Padding: m = 1 costs the compute of m = 128 (128 tiles either way: too many to split K).
-  GemmDesc one = gemm(1, 16384, 4096), full = gemm(128, 16384, 4096);
+  EXPECT_DOUBLE_EQ(gemm_estimate(d, gpu("h100"), params()).tile_m, 64.0);
+  // Padding: m = 1 costs the compute of m = 8, the narrowest tile (128 tiles either way: too
+  // many to split K), and less than m = 128.
+  GemmDesc one = gemm(1, 16384, 4096), eight = gemm(8, 16384, 4096);
   EXPECT_DOUBLE_EQ(gemm_estimate(one, gpu("h100"), params()).compute_us,
-                   gemm_estimate(full, gpu("h100"), params()).compute_us);
+                   gemm_estimate(eight, gpu("h100"), params()).compute_us);
+  EXPECT_LT(gemm_estimate(eight, gpu("h100"), params()).compute_us,
+            gemm_estimate(gemm(128, 16384, 4096), gpu("h100"), params()).compute_us);
 }
 
 TEST(GemmModel, PeakFollowsInputAndComputeTypes) {
@@ -919,6 +996,8 @@ TEST(ModelParams, BadFilesNameTheKey) {
 tile_m = 128
 tile_n = 128
 tile_k = 64
+narrow_tile_step = 8
+smem_bytes_per_clock = 128
 tile_cost_k = 207
 overhead_us = 4.0
 misaligned_rate = 0.686

@@ -46,14 +46,14 @@ with tempfile.TemporaryDirectory() as tmp:
         return (terms[0] if terms else ""), (model[0] if model else "")
 
     split, split_model = show(list(rows)[0])
-    for want in ("compute 16.283", "1 wave(s) of tiles", "K in 3 slice(s)",
+    for want in ("compute 16.283", "1 wave(s) of 128 x 128 tiles", "K in 3 slice(s)",
                  "their reduction 5.739"):
         if want not in split:
             failures.append(f"768 x 768 x 8192: '{want}' not in '{split}'")
     if "26.022 us" not in split_model:
         failures.append(f"768 x 768 x 8192: total 26.022 us not in '{split_model}'")
     cube, _ = show(list(rows)[1])
-    for want in ("8 wave(s) of tiles", "K in 1 slice(s)"):
+    for want in ("8 wave(s) of 128 x 128 tiles", "K in 1 slice(s)"):
         if want not in cube:
             failures.append(f"4096^3: '{want}' not in '{cube}'")
     if "reduction" in cube:
@@ -63,7 +63,7 @@ with tempfile.TemporaryDirectory() as tmp:
     lm_head, _ = show(list(rows)[2])
     main_loop_per_sm = 989.4e12 * 0.763 * (6144 + 207) / 6144 * 0.686 / 132
     compute_us = 1525 * 2 * 128**2 * (768 + 207) / main_loop_per_sm * 1e6
-    for want in (f"compute {compute_us:.3f}", "1525 wave(s) of tiles",
+    for want in (f"compute {compute_us:.3f}", "1525 wave(s) of 128 x 128 tiles",
                  "columns 2-byte aligned, main loop at 0.686 of the aligned rate"):
         if want not in lm_head:
             failures.append(f"50257 x 65536 x 768: '{want}' not in '{lm_head}'")

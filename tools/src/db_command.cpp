@@ -93,7 +93,8 @@ std::optional<kernels::Estimate> model_estimate(const std::string& sig, const st
 void print_model_terms(const kernels::Estimate& m, bool gemm) {
   fmt::print("  model terms      compute {:.3f} us, memory {:.3f} us", m.compute_us, m.memory_us);
   if (gemm) {
-    fmt::print("; {:g} wave(s) of tiles, K in {:g} slice(s)", m.waves, m.k_slices);
+    fmt::print("; {:g} wave(s) of {:g} x {:g} tiles, K in {:g} slice(s)", m.waves, m.tile_m,
+               m.tile_n, m.k_slices);
     if (m.k_slices > 1) fmt::print(", their reduction {:.3f} us", m.reduce_us);
     if (m.alignment_rate != 1) {
       fmt::print("; columns {:g}-byte aligned, main loop at {:g} of the aligned rate",

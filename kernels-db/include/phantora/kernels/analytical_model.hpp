@@ -34,6 +34,10 @@ struct ModelParams {
   };
 
   uint64_t gemm_tile_m = 0, gemm_tile_n = 0, gemm_tile_k = 0;
+  // A dimension below the tile runs on a tile narrowed to the multiple of this that covers it.
+  uint64_t gemm_narrow_tile_step = 0;
+  // What one SM's shared memory delivers per clock: the floor under a narrow tile's main loop.
+  double gemm_smem_bytes_per_clock = 0;
   // What one output tile (or split-K slice) costs besides its main loop (pipeline fill, writing
   // its outputs), in K elements of main-loop work.
   double gemm_tile_cost_k = 0;
@@ -79,16 +83,17 @@ struct ModelParams {
 // A modelled duration with the quantities it came from (for `phantora db show` and tests).
 struct Estimate {
   SimTime duration;
-  double flops = 0;             // useful FLOPs of the operation (not the tile-padded ones)
-  double bytes = 0;             // bytes moved to and from HBM
-  double compute_us = 0;        // the compute term (0 for memory-bound kernels)
-  double memory_us = 0;         // the memory term
-  double clock_scale = 1;       // the compute rate's factor for the sustained clock (clock_scale())
-  double waves = 0;             // GEMMs: whole waves of tiles (or K slices) over the SMs
-  double k_slices = 1;          // GEMMs: how many slices each output tile's K loop is split into
-  double reduce_us = 0;         // GEMMs split along K: the kernel that sums the slices' partials
-  double alignment_bytes = 16;  // GEMMs: gemm_alignment_bytes()
-  double alignment_rate = 1;    // GEMMs: the main loop's factor for it (1 when aligned)
+  double flops = 0;        // useful FLOPs of the operation (not the tile-padded ones)
+  double bytes = 0;        // bytes moved to and from HBM
+  double compute_us = 0;   // the compute term (0 for memory-bound kernels)
+  double memory_us = 0;    // the memory term
+  double clock_scale = 1;  // the compute rate's factor for the sustained clock (clock_scale())
+  double waves = 0;        // GEMMs: whole waves of tiles (or K slices) over the SMs
+  double tile_m = 0, tile_n = 0;  // GEMMs: the output tile (narrowed for a dimension below it)
+  double k_slices = 1;            // GEMMs: how many slices each output tile's K loop is split into
+  double reduce_us = 0;           // GEMMs split along K: the kernel that sums the slices' partials
+  double alignment_bytes = 16;    // GEMMs: gemm_alignment_bytes()
+  double alignment_rate = 1;      // GEMMs: the main loop's factor for it (1 when aligned)
   // Convolutions in NCHW on tensor cores: the kernels that transpose their tensors to NHWC and
   // the result back (conv_estimate()).
   double layout_us = 0;
