@@ -446,7 +446,7 @@ TEST(GemmModel, LongKWithFewTilesSplitsKByHand) {
   EXPECT_NEAR(e.memory_us, (ab_bytes + 18 * c_bytes) / hbm * 1e6, 1e-6);
   EXPECT_NEAR(e.reduce_us, 3.0 + (19 * c_bytes) / hbm * 1e6, 1e-6);
   EXPECT_NEAR(e.duration.as_us(), 4.0 + total_us(18), 1e-3);
-  // 12.8 µs, where the two tiles' whole K on 2 SMs would take 84 µs.
+  // 12.8 µs, where the two tiles' whole K on 2 SMs would take 85 µs.
   EXPECT_NEAR(e.duration.as_us(), 12.84, 0.01);
   EXPECT_GT((16384 + kTileCostK) * 2 * 128 * 8 / rate * 1e6, 6 * e.duration.as_us());
   // A short bf16 K does not split: 256 × 8 × 256 would save 0.23 µs of its 0.62 µs main loop
