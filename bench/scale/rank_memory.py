@@ -8,6 +8,11 @@ processes that map them, so PSS sums to the machine's real use) and private byte
 is a rank; phantora itself holds the daemon. Prints, at the end, peak figures per rank, their
 median, the daemon's peak, and the peak of the whole tree's PSS; with --json, writes them too.
 
+A rank's peak PSS depends on when its siblings started: until they map the shared pages, it
+carries a larger share of them. So each rank also has `pss_all_alive`, its peak PSS over the
+samples in which every rank of the run was alive (null if there was no such sample), which
+does not depend on the order in which ranks started or on how the machine scheduled them.
+
 Ranks started from a warmed process (docs/scale.md) run as children of a per-host warm server
 that has left the process tree; this script makes itself their subreaper (PR_SET_CHILD_SUBREAPER)
 so that they stay in its tree. There a rank is two processes: the stub the launcher started (it
@@ -153,8 +158,10 @@ def main():
     smaps_peaks = {}  # pid -> private bytes at its kept peak smaps
     servers = set()
     tree_pss_peak = 0
+    samples = []  # per sample, {pid: pss} of every process seen in it
     while proc.poll() is None:
         total = 0
+        seen = {}
         reap_orphans()
         # Orphans (warm servers) are reparented to this process, so its whole tree is the run's.
         for pid in tree(os.getpid() if subreaper else proc.pid):
@@ -168,6 +175,7 @@ def main():
                 continue
             rss, pss, private, cpu, rank, name = s
             total += pss
+            seen[pid] = pss
             kind = "server" if pid in servers else "warm" if parent(pid) in servers else None
             p = peaks.setdefault(pid, {"pid": pid, "rank": rank, "name": name, "rss": 0,
                                        "pss": 0, "private": 0, "cpu_s": 0.0, "kind": kind})
@@ -183,6 +191,7 @@ def main():
                 timeline.write(f"{time.monotonic() - start:.2f},{pid},{kind or 'rank'},{rss},"
                                f"{pss},{private}\n")
         tree_pss_peak = max(tree_pss_peak, total)
+        samples.append(seen)
         time.sleep(a.interval)
     wall = time.monotonic() - start
     reap_orphans()
@@ -198,6 +207,11 @@ def main():
             by_rank[p["rank"]] = p
     ranks = list(by_rank.values())
     daemon = peaks.get(proc.pid, {})
+    # The processes that do each rank's work: the forked children when ranks start warm.
+    workers = [p["pid"] for p in (warm or ranks)]
+    all_alive = [s for s in samples if workers and all(pid in s for pid in workers)]
+    for p in warm + ranks:
+        p["pss_all_alive"] = max((s[p["pid"]] for s in all_alive), default=None)
     mib = 1 / 2**20
     stubs = []
     if warm:
@@ -212,22 +226,28 @@ def main():
             print(f"warm server {p['pid']}: RSS {p['rss'] * mib:.0f} MiB, PSS "
                   f"{p['pss'] * mib:.0f} MiB, CPU {p['cpu_s']:.1f} s")
         stub_pss = statistics.median(p["pss"] for p in stubs) if stubs else 0
+        stub_settled = [p["pss_all_alive"] for p in stubs if p["pss_all_alive"] is not None]
+        stub_pss_all_alive = statistics.median(stub_settled) if stub_settled else stub_pss
         stub_cpu = statistics.median(p["cpu_s"] for p in stubs) if stubs else 0
         ranks = []
         for i, p in enumerate(warm):
             q = dict(p)
             q["rank"] = f"w{i}"
             q["stub_pss"], q["pss"] = stub_pss, p["pss"] + stub_pss
+            if p["pss_all_alive"] is not None:
+                q["pss_all_alive"] = p["pss_all_alive"] + stub_pss_all_alive
             q["cpu_s"] = p["cpu_s"] + stub_cpu
             ranks.append(q)
     print(f"{'rank':>5} {'pid':>8} {'RSS MiB':>9} {'PSS MiB':>9} {'private MiB':>12} {'CPU s':>7}")
     for p in ranks:
         print(f"{p['rank']:>5} {p['pid']:>8} {p['rss'] * mib:>9.0f} {p['pss'] * mib:>9.0f} "
               f"{p['private'] * mib:>12.0f} {p['cpu_s']:>7.1f}")
+    settled = [p["pss_all_alive"] for p in ranks if p.get("pss_all_alive") is not None]
     result = {
         "command": cmd, "exit_code": proc.returncode, "wall_s": wall, "ranks": len(ranks),
         "rank_rss_median_mib": statistics.median(p["rss"] for p in ranks) * mib if ranks else 0,
         "rank_pss_median_mib": statistics.median(p["pss"] for p in ranks) * mib if ranks else 0,
+        "rank_pss_all_alive_median_mib": statistics.median(settled) * mib if settled else None,
         "rank_private_median_mib":
             statistics.median(p["private"] for p in ranks) * mib if ranks else 0,
         "rank_cpu_median_s": statistics.median(p["cpu_s"] for p in ranks) if ranks else 0,
@@ -244,7 +264,8 @@ def main():
         print(f"warm ranks: figures are the forked child's plus the median stub's "
               f"({result['stub_pss_median_mib']:.0f} MiB PSS)")
     print(f"ranks {result['ranks']}: median RSS {result['rank_rss_median_mib']:.0f} MiB, "
-          f"PSS {result['rank_pss_median_mib']:.0f} MiB, private "
+          f"PSS {result['rank_pss_median_mib']:.0f} MiB "
+          f"({result['rank_pss_all_alive_median_mib'] or 0:.0f} while all ranks lived), private "
           f"{result['rank_private_median_mib']:.0f} MiB, CPU {result['rank_cpu_median_s']:.1f} s; "
           f"daemon RSS {result['daemon_rss_mib']:.0f} MiB; whole run PSS peak "
           f"{result['tree_pss_peak_mib']:.0f} MiB; wall {wall:.1f} s; exit {proc.returncode}")

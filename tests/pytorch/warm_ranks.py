@@ -9,7 +9,8 @@
       VOLATILE); the warm run
       must have had its 4 ranks forked by the warm servers (and those forks are the ranks the
       simulator saw), the normal run none; the median warm rank's PSS (its forked process plus
-      the median stub) must stay under PSS_BOUND_MIB, and under 3/4 of a normal start's.
+      the median stub, at its peak while all four ranks lived) must stay under PSS_BOUND_MIB,
+      and under 3/4 of a normal start's.
   warm_ranks.py launcher PHANTORA PYTHON OUT
       tests/pytorch/warm/launcher.py starts ranks itself: what each rank sees of its start
       (argv, working directory, environment, umask, limits, sys.path, signal dispositions,
@@ -115,15 +116,25 @@ def same(phantora, torchrun, gpt, out, port, bound_mib):
           f"{sorted(forked)}); the servers never connected")
     pss = [p["pss"] / 2**20 for p in wmem["per_rank"]]
     normal_pss = [p["pss"] / 2**20 for p in nmem["per_rank"]]
-    print(f"  PSS per rank, MiB: warm {[round(x) for x in pss]}, normal "
+    print(f"  peak PSS per rank, MiB: warm {[round(x) for x in pss]}, normal "
           f"{[round(x) for x in normal_pss]}")
-    # A single rank's peak depends on when its siblings were forked (until then it shares the
-    # import with fewer processes), so the bound is on the median rank.
-    median = sorted(pss)[len(pss) // 2] if pss else float("inf")
+    # A rank's peak over the whole run depends on when its siblings were forked (until then it
+    # shares the import with fewer processes; under a loaded machine two ranks once peaked at
+    # 220 MiB that way), so the bounds are on each rank's peak while all four ranks lived.
+    settled = sorted(p["pss_all_alive"] / 2**20 for p in wmem["per_rank"]
+                     if p.get("pss_all_alive") is not None)
+    normal_settled = sorted(p["pss_all_alive"] / 2**20 for p in nmem["per_rank"]
+                            if p.get("pss_all_alive") is not None)
+    print(f"  PSS per rank while all ranks lived, MiB: warm {[round(x) for x in settled]}, "
+          f"normal {[round(x) for x in normal_settled]}")
+    check(len(settled) == 4 and len(normal_settled) == 4,
+          "every rank sampled while all four lived, in both runs")
+    median = settled[len(settled) // 2] if settled else float("inf")
     check(median <= bound_mib, f"the median warm rank's PSS at most {bound_mib} MiB "
           f"({median:.0f})")
     # The ~290 MiB that `import torch` leaves is shared by the server and its 4 ranks here.
-    check(pss and normal_pss and sorted(pss)[1] <= 0.75 * sorted(normal_pss)[1],
+    check(len(settled) > 1 and len(normal_settled) > 1 and
+          settled[1] <= 0.75 * normal_settled[1],
           "warm ranks' median PSS at most 3/4 of a normal start's")
 
 
