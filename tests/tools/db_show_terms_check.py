@@ -12,6 +12,10 @@
   C's columns are 50,257 x 2 B long, 2-byte aligned, so the main loop runs at 0.686 of its rate:
   393 x 512 = 201,216 tiles in 1525 waves, each 2 * 128^2 * (768 + 207) FLOPs at an SM's share
   of 989.4 T * 0.763 * 6351 / 6144 * 0.686.
+`phantora db estimate` prints the same price and terms with no database (the 768 x 768 x 8192
+GEMM: 26.022 us), refuses a family no model prices from its signature alone (a copy) and a
+signature that is not canonical, each with a message and a non-zero exit; `db show` of a
+signature without a row names it.
 """
 import subprocess
 import sys
@@ -67,6 +71,23 @@ with tempfile.TemporaryDirectory() as tmp:
                  "columns 2-byte aligned, main loop at 0.686 of the aligned rate"):
         if want not in lm_head:
             failures.append(f"50257 x 65536 x 768: '{want}' not in '{lm_head}'")
+    out = subprocess.run([phantora, "db", "show", db, list(rows)[0].replace("k=8192", "k=8200"),
+                          "--gpu", "h100"], capture_output=True, text=True)
+    if out.returncode == 0 or "phantora db estimate" not in out.stderr:
+        failures.append(f"db show of a missing row: exit {out.returncode}, '{out.stderr}'")
+
+est = subprocess.run([phantora, "db", "estimate", list(rows)[0], "--gpu", "h100"],
+                     capture_output=True, text=True)
+for want in ("model            26.022 us", "compute 16.283", "K in 3 slice(s)",
+             "their reduction 5.739"):
+    if est.returncode != 0 or want not in est.stdout:
+        failures.append(f"db estimate: '{want}' not in '{est.stdout}' (exit {est.returncode})")
+for sig, why in (("copy:kind=h2d,bytes=4096,host=pinned", "a 'copy' signature"),
+                 ("gemm:m=8192,n=8192,k=8192", "not a canonical signature")):
+    bad = subprocess.run([phantora, "db", "estimate", sig, "--gpu", "h100"], capture_output=True,
+                         text=True)
+    if bad.returncode == 0 or why not in bad.stderr:
+        failures.append(f"db estimate {sig}: exit {bad.returncode}, '{bad.stderr}'")
 
 for f in failures:
     print("FAIL:", f)

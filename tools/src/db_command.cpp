@@ -28,9 +28,9 @@ using kernels::DbEntry;
 using kernels::KernelDb;
 
 struct DbCommand::Options {
-  CLI::App *list = nullptr, *show = nullptr, *stats = nullptr, *import = nullptr,
-           *export_ = nullptr, *merge = nullptr, *missing = nullptr, *profile = nullptr,
-           *calibrate = nullptr;
+  CLI::App *list = nullptr, *show = nullptr, *estimate = nullptr, *stats = nullptr,
+           *import = nullptr, *export_ = nullptr, *merge = nullptr, *missing = nullptr,
+           *profile = nullptr, *calibrate = nullptr;
   std::string db;
   std::string other;  // CSV file, source database or output
   std::string signature;
@@ -90,9 +90,10 @@ std::optional<kernels::Estimate> model_estimate(const std::string& sig, const st
 // a GEMM its waves of tiles and how its K was split, with the split's reduction kernel, and the
 // rate its operands' alignment leaves it when their columns are not 16-byte aligned; for a
 // convolution in NCHW, the transposes to and from channels-last.
-void print_model_terms(const kernels::Estimate& m, bool gemm) {
+void print_model_terms(const kernels::Estimate& m, const std::string& signature) {
   fmt::print("  model terms      compute {:.3f} us, memory {:.3f} us", m.compute_us, m.memory_us);
-  if (gemm) {
+  const std::string_view family = kernels::signature_family(signature);
+  if (family == "gemm" || family == "conv") {
     fmt::print("; {:g} wave(s) of {:g} x {:g} tiles, K in {:g} slice(s)", m.waves, m.tile_m,
                m.tile_n, m.k_slices);
     if (m.k_slices > 1) fmt::print(", their reduction {:.3f} us", m.reduce_us);
@@ -140,8 +141,7 @@ int run_show(const DbCommand::Options& o) {
     if (const auto m = model_estimate(e->signature, gpu)) {
       fmt::print("  model            {:.3f} us ({:.2f}x the measurement; {:.3g} FLOP, {:.3g} B)\n",
                  m->duration.as_us(), m->duration.as_us() / e->stats.mean_us, m->flops, m->bytes);
-      const std::string_view family = kernels::signature_family(e->signature);
-      print_model_terms(*m, family == "gemm" || family == "conv");
+      print_model_terms(*m, e->signature);
     }
   }
   if (!found) {
@@ -149,9 +149,35 @@ int run_show(const DbCommand::Options& o) {
       throw DataError(
           fmt::format("'{}' is not a canonical signature (docs/kernels-db.md)", o.signature));
     }
-    fmt::print(stderr, "phantora: {}: no row for {}\n", o.db, o.signature);
+    fmt::print(stderr,
+               "phantora: {}: no row for {} (the cost models' price without a row: `phantora db "
+               "estimate SIGNATURE --gpu GPU`)\n",
+               o.db, o.signature);
     return 1;
   }
+  return 0;
+}
+
+// The analytical model's price of one signature, with no database: what a run would charge
+// for it when no measured row exists.
+int run_estimate(const DbCommand::Options& o) {
+  if (!kernels::is_canonical_signature(o.signature)) {
+    throw DataError(
+        fmt::format("'{}' is not a canonical signature (docs/kernels-db.md)", o.signature));
+  }
+  const std::string gpu = gpu_key(o.gpu);
+  const auto m = model_estimate(o.signature, gpu);
+  if (!m) {
+    throw DataError(fmt::format(
+        "`db estimate` prices gemm, conv, attn and mem signatures; a '{}' signature's price "
+        "depends on more than the signature (docs/cost-model.md): `phantora db show` gives a "
+        "measured row",
+        kernels::signature_family(o.signature)));
+  }
+  fmt::print("{}\n  gpu              {}\n", o.signature, gpu);
+  fmt::print("  model            {:.3f} us ({:.3g} FLOP, {:.3g} B)\n", m->duration.as_us(),
+             m->flops, m->bytes);
+  print_model_terms(*m, o.signature);
   return 0;
 }
 
@@ -288,6 +314,11 @@ DbCommand::DbCommand(CLI::App& app) : options_(std::make_unique<Options>()) {
   o.show->add_option("signature", o.signature, "Canonical signature")->required();
   gpu_opt(o.show);
 
+  o.estimate = cmd_->add_subcommand(
+      "estimate", "The cost models' price of one signature on a GPU model (no database)");
+  o.estimate->add_option("signature", o.signature, "Canonical signature")->required();
+  o.estimate->add_option("--gpu", o.gpu, "GPU model (see `phantora gpus`)")->required();
+
   o.stats = cmd_->add_subcommand("stats", "Rows and samples by GPU, family and source");
   db_arg(o.stats);
 
@@ -417,6 +448,7 @@ int DbCommand::run() const {
   const Options& o = *options_;
   if (o.list->parsed()) return run_list(o);
   if (o.show->parsed()) return run_show(o);
+  if (o.estimate->parsed()) return run_estimate(o);
   if (o.stats->parsed()) return run_stats(o);
   if (o.import->parsed()) return run_import(o);
   if (o.export_->parsed()) return run_export(o);
