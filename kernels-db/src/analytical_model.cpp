@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "phantora/overloaded.hpp"
+
 namespace phantora::kernels {
 namespace {
 
@@ -374,6 +376,26 @@ Estimate memory_op_estimate(const MemoryOpDesc& d, const GpuPreset& gpu,
   e.memory_us = memory_s * 1e6;
   e.duration = params.memory_floor + seconds(memory_s);
   return e;
+}
+
+std::optional<Estimate> analytical_estimate(const OpDesc& op, const GpuPreset& gpu,
+                                            const ModelParams& params) {
+  return std::visit(Overloaded{
+                        [&](const GemmDesc& d) -> std::optional<Estimate> {
+                          return gemm_estimate(d, gpu, params);
+                        },
+                        [&](const AttentionDesc& d) -> std::optional<Estimate> {
+                          return attention_estimate(d, gpu, params);
+                        },
+                        [&](const ConvDesc& d) -> std::optional<Estimate> {
+                          return conv_estimate(d, gpu, params);
+                        },
+                        [&](const MemoryOpDesc& d) -> std::optional<Estimate> {
+                          return memory_op_estimate(d, gpu, params);
+                        },
+                        [](const auto&) -> std::optional<Estimate> { return std::nullopt; },
+                    },
+                    op);
 }
 
 }  // namespace phantora::kernels

@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "phantora/overloaded.hpp"
+
 namespace phantora::kernels {
 
 std::string_view to_string(CostSource source) {
@@ -179,6 +181,27 @@ KernelCost CostModel::cost_of_memset(Bytes bytes, const GpuPreset& gpu) const {
   std::string sig = signature(memset_desc(bytes.count()));
   if (const DbEntry* e = lookup(sig, gpu)) return from_db(*e, std::move(sig));
   return modelled(std::move(sig), memset_cost(bytes, gpu), CostSource::kModelled, gpu);
+}
+
+std::optional<KernelCost> CostModel::cost_of_signature(std::string_view sig,
+                                                       const GpuPreset& gpu) const {
+  const std::optional<OpDesc> op = parse_signature(sig);
+  if (!op) return std::nullopt;
+  return std::visit(
+      Overloaded{
+          [&](const GemmDesc& d) -> std::optional<KernelCost> { return cost_of_gemm(d, gpu); },
+          [&](const AttentionDesc& d) -> std::optional<KernelCost> {
+            return cost_of_attention(d, gpu);
+          },
+          [&](const ConvDesc& d) -> std::optional<KernelCost> { return cost_of_conv(d, gpu); },
+          [&](const MemoryOpDesc& d) -> std::optional<KernelCost> {
+            return is_memset(d) ? cost_of_memset(Bytes(d.bytes_written), gpu)
+                                : cost_of_memory_op(d, gpu);
+          },
+          [&](const CopyDesc& d) -> std::optional<KernelCost> { return cost_of_copy(d, gpu); },
+          [](const KernelDesc&) -> std::optional<KernelCost> { return std::nullopt; },
+      },
+      *op);
 }
 
 std::shared_ptr<const DbSnapshot> load_kernel_db(const std::filesystem::path& path,

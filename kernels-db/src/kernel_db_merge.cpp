@@ -1,5 +1,7 @@
 // Merging kernel databases and rescaling measurements between GPU models.
 #include <algorithm>
+#include <optional>
+#include <variant>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -9,6 +11,7 @@
 #include "phantora/kernels/gpu_catalog.hpp"
 #include "phantora/kernels/kernel_db.hpp"
 #include "phantora/kernels/op_desc.hpp"
+#include "phantora/overloaded.hpp"
 
 namespace phantora::kernels {
 namespace {
@@ -21,33 +24,40 @@ double sustained_share(const GpuPreset& gpu) {
 
 // The rate that bounds an operation of this signature on this GPU (any unit, same for both).
 double bounding_rate(std::string_view sig, const GpuPreset& gpu) {
-  if (const auto g = parse_gemm_signature(sig)) {
-    return peak_flops(gpu.perf, g->a, g->compute) * sustained_share(gpu);
-  }
-  if (const auto a = parse_attention_signature(sig)) {
-    return peak_flops(gpu.perf, a->dtype, DType::kF32) * sustained_share(gpu);
-  }
-  if (const auto c = parse_conv_signature(sig)) {
-    const GemmDesc g = conv_implicit_gemm(*c);
-    return peak_flops(gpu.perf, g.a, g.compute) * sustained_share(gpu);
-  }
-  if (const auto c = parse_copy_signature(sig)) {
-    switch (c->kind) {
-      case wire::CopyKind::kHostToDevice:
-      case wire::CopyKind::kDeviceToHost:
-        return gpu.perf.pcie.as_bytes_per_s();
-      case wire::CopyKind::kPeer:
-        return gpu.perf.nvlink_links > 0 && gpu.perf.nvlink.as_bytes_per_s() > 0
-                   ? gpu.perf.nvlink.as_bytes_per_s()
-                   : gpu.perf.pcie.as_bytes_per_s();
-      case wire::CopyKind::kHostToHost:
-        return 1.0;  // the host's memcpy: the same on both
-      case wire::CopyKind::kDeviceToDevice:
-        break;
-    }
-  }
+  const double hbm = gpu.perf.hbm.as_bytes_per_s();
+  const std::optional<OpDesc> op = parse_signature(sig);
   // Memory-bound families and kernels known only by name: most are bandwidth-bound.
-  return gpu.perf.hbm.as_bytes_per_s();
+  if (!op) return hbm;
+  const auto tensor = [&gpu](DType in, DType compute) {
+    return peak_flops(gpu.perf, in, compute) * sustained_share(gpu);
+  };
+  return std::visit(Overloaded{
+                        [&](const GemmDesc& g) { return tensor(g.a, g.compute); },
+                        [&](const AttentionDesc& a) { return tensor(a.dtype, DType::kF32); },
+                        [&](const ConvDesc& c) {
+                          const GemmDesc g = conv_implicit_gemm(c);
+                          return tensor(g.a, g.compute);
+                        },
+                        [&](const CopyDesc& c) {
+                          switch (c.kind) {
+                            case wire::CopyKind::kHostToDevice:
+                            case wire::CopyKind::kDeviceToHost:
+                              return gpu.perf.pcie.as_bytes_per_s();
+                            case wire::CopyKind::kPeer:
+                              return gpu.perf.nvlink_links > 0 &&
+                                             gpu.perf.nvlink.as_bytes_per_s() > 0
+                                         ? gpu.perf.nvlink.as_bytes_per_s()
+                                         : gpu.perf.pcie.as_bytes_per_s();
+                            case wire::CopyKind::kHostToHost:
+                              return 1.0;  // the host's memcpy: the same on both
+                            case wire::CopyKind::kDeviceToDevice:
+                              break;
+                          }
+                          return hbm;
+                        },
+                        [&](const auto&) { return hbm; },
+                    },
+                    *op);
 }
 
 }  // namespace

@@ -323,14 +323,44 @@ std::string signature(const KernelDesc& d) {
                      d.shared_mem);
 }
 
-std::string_view signature_family(std::string_view sig) {
-  for (std::string_view family : {"gemm", "attn", "conv", "mem", "copy", "kernel"}) {
-    if (sig.size() > family.size() && sig.substr(0, family.size()) == family &&
-        sig[family.size()] == ':') {
-      return family;
+namespace {
+
+// A family's name and its parser, widened to OpDesc: the one table of signature families.
+struct SignatureFamily {
+  std::string_view name;
+  std::optional<OpDesc> (*parse)(std::string_view sig);
+};
+
+template <class Desc, std::optional<Desc> (*Parse)(std::string_view)>
+std::optional<OpDesc> parse_as_op(std::string_view sig) {
+  if (auto d = Parse(sig)) return OpDesc(std::move(*d));
+  return std::nullopt;
+}
+
+constexpr std::array kFamilies{
+    SignatureFamily{"gemm", parse_as_op<GemmDesc, parse_gemm_signature>},
+    SignatureFamily{"attn", parse_as_op<AttentionDesc, parse_attention_signature>},
+    SignatureFamily{"conv", parse_as_op<ConvDesc, parse_conv_signature>},
+    SignatureFamily{"mem", parse_as_op<MemoryOpDesc, parse_memory_signature>},
+    SignatureFamily{"copy", parse_as_op<CopyDesc, parse_copy_signature>},
+    SignatureFamily{"kernel", parse_as_op<KernelDesc, parse_kernel_signature>},
+};
+
+const SignatureFamily* family_of(std::string_view sig) {
+  for (const SignatureFamily& family : kFamilies) {
+    if (sig.size() > family.name.size() && sig.substr(0, family.name.size()) == family.name &&
+        sig[family.name.size()] == ':') {
+      return &family;
     }
   }
-  return {};
+  return nullptr;
+}
+
+}  // namespace
+
+std::string_view signature_family(std::string_view sig) {
+  const SignatureFamily* family = family_of(sig);
+  return family != nullptr ? family->name : std::string_view();
 }
 
 std::optional<GemmDesc> parse_gemm_signature(std::string_view sig) {
@@ -458,15 +488,13 @@ std::optional<KernelDesc> parse_kernel_signature(std::string_view sig) {
   return canonical<KernelDesc>(d, sig);
 }
 
+std::optional<OpDesc> parse_signature(std::string_view sig) {
+  const SignatureFamily* family = family_of(sig);
+  return family != nullptr ? family->parse(sig) : std::nullopt;
+}
+
 bool is_canonical_signature(std::string_view sig) {
-  const std::string_view family = signature_family(sig);
-  if (family == "gemm") return parse_gemm_signature(sig).has_value();
-  if (family == "attn") return parse_attention_signature(sig).has_value();
-  if (family == "conv") return parse_conv_signature(sig).has_value();
-  if (family == "mem") return parse_memory_signature(sig).has_value();
-  if (family == "copy") return parse_copy_signature(sig).has_value();
-  if (family == "kernel") return parse_kernel_signature(sig).has_value();
-  return false;
+  return parse_signature(sig).has_value();
 }
 
 }  // namespace phantora::kernels

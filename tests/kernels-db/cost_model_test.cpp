@@ -106,6 +106,38 @@ TEST(CostModel, CopyCostsMatchHandComputation) {
   EXPECT_EQ(p.device_local_latency, SimTime::us(2));
 }
 
+// A signature is priced by the same call the daemon makes for its operation: a memset's mem:
+// signature as cudaMemset* (the device-local latency, not the memory-bound kernels' floor),
+// a copy by its kind, a GEMM by the GEMM model; a kernel known by name and grid has no price
+// from its signature alone.
+TEST(CostModel, SignaturesArePricedByTheDaemonsCalls) {
+  const CostModel model;
+  const GpuPreset& gpu = h100();
+  const Bytes gib(1ull << 30);
+  const auto memset = model.cost_of_signature(signature(memset_desc(gib.count())), gpu);
+  ASSERT_TRUE(memset.has_value());
+  expect_ps(memset->duration, model.params().device_local_latency, 356'133'275);
+  MemoryOpDesc fill;
+  fill.op = "fill";
+  fill.bytes_written = gib.count();
+  const auto kernel_fill = model.cost_of_signature(signature(fill), gpu);
+  ASSERT_TRUE(kernel_fill.has_value());
+  EXPECT_EQ(kernel_fill->duration, model.cost_of_memory_op(fill, gpu).duration);
+  EXPECT_NE(kernel_fill->duration, memset->duration);  // a kernel's floor, not a DMA's latency
+  const auto h2d = model.cost_of_signature("copy:kind=h2d,bytes=1073741824,host=pageable", gpu);
+  ASSERT_TRUE(h2d.has_value());
+  expect_ps(h2d->duration, model.params().host_device_latency, 42'949'672'960);
+  GemmDesc g;
+  g.m = g.n = g.k = 4096;
+  const auto gemm = model.cost_of_signature(signature(g), gpu);
+  ASSERT_TRUE(gemm.has_value());
+  EXPECT_EQ(gemm->duration, model.cost_of_gemm(g, gpu).duration);
+  EXPECT_EQ(gemm->signature, signature(g));
+  EXPECT_FALSE(model.cost_of_signature("kernel:name=_Z4busyPfi,grid=1x1x1,block=32x1x1,smem=0", gpu)
+                   .has_value());
+  EXPECT_FALSE(model.cost_of_signature("gemm:m=4096", gpu).has_value());
+}
+
 TEST(CostParams, BuiltinValuesAreThoseOfTheDataFile) {
   const CostParams& p = CostParams::builtin();
   EXPECT_EQ(p.kernel_floor, SimTime::us(3));

@@ -1,6 +1,10 @@
 #include "phantora/kernels/op_desc.hpp"
 
 #include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -92,6 +96,42 @@ TEST(Signature, AttentionMemoryCopyAndKernelRoundTrip) {
   EXPECT_EQ(back->grid, k.grid);
   // Nothing follows the launch configuration: a run never keys a kernel by more.
   EXPECT_FALSE(is_canonical_signature(signature(k) + ",numel=16777216"));
+}
+
+// One parse for every family: each canonical signature comes back as its own type, equal to
+// what that family's parser gives; anything else, including a family's signature with a key
+// missing, is no operation at all.
+TEST(Signature, ParseSignatureGivesEachFamilyItsType) {
+  GemmDesc g;
+  g.m = 512;
+  AttentionDesc a;
+  a.seq_q = a.seq_k = 1024;
+  ConvDesc c;
+  MemoryOpDesc m;
+  m.op = "layer_norm";
+  m.bytes_read = 64;
+  CopyDesc copy;
+  copy.bytes = 4096;
+  KernelDesc k;
+  k.name = "_Z4busyPfi";
+  const std::vector<std::pair<std::string, size_t>> cases = {
+      {signature(g), 0}, {signature(a), 1},    {signature(c), 2},
+      {signature(m), 3}, {signature(copy), 4}, {signature(k), 5}};
+  for (const auto& [sig, index] : cases) {
+    const std::optional<OpDesc> op = parse_signature(sig);
+    ASSERT_TRUE(op.has_value()) << sig;
+    EXPECT_EQ(op->index(), index) << sig;
+    EXPECT_EQ(std::visit([](const auto& d) { return signature(d); }, *op), sig);
+    EXPECT_TRUE(is_canonical_signature(sig));
+    EXPECT_EQ(signature_family(sig), sig.substr(0, sig.find(':')));
+  }
+  EXPECT_EQ(std::get<GemmDesc>(*parse_signature(signature(g))).m, 512u);
+  for (const std::string bad : {"", "gemm", "gemm:", "gemm:m=512", "attn", "nothing:m=1",
+                                "kernels:name=k,grid=1x1x1,block=1x1x1,smem=0"}) {
+    EXPECT_FALSE(parse_signature(bad).has_value()) << bad;
+  }
+  EXPECT_EQ(signature_family("gemm:m=512"), "gemm");  // the family of a malformed one
+  EXPECT_EQ(signature_family("kernels:name=k"), "");
 }
 
 TEST(Signature, DtypeNamesRoundTrip) {

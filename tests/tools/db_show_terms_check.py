@@ -13,9 +13,10 @@
   393 x 512 = 201,216 tiles in 1525 waves, each 2 * 128^2 * (768 + 207) FLOPs at an SM's share
   of 989.4 T * 0.763 * 6351 / 6144 * 0.686.
 `phantora db estimate` prints the same price and terms with no database (the 768 x 768 x 8192
-GEMM: 26.022 us), refuses a family no model prices from its signature alone (a copy) and a
-signature that is not canonical, each with a message and a non-zero exit; `db show` of a
-signature without a row names it.
+GEMM: 26.022 us), prices a copy as a run does (5 us + 1 MB over PCIe at 50 GB/s: 25 us),
+refuses a kernel known only by name (its price depends on its launch) and a signature that is
+not canonical, each with a message and a non-zero exit; `db show` of a signature without a row
+names it.
 """
 import subprocess
 import sys
@@ -82,7 +83,12 @@ for want in ("model            26.022 us", "compute 16.283", "K in 3 slice(s)",
              "their reduction 5.739"):
     if est.returncode != 0 or want not in est.stdout:
         failures.append(f"db estimate: '{want}' not in '{est.stdout}' (exit {est.returncode})")
-for sig, why in (("copy:kind=h2d,bytes=4096,host=pinned", "a 'copy' signature"),
+# A copy is priced as a run prices it: 5 us of latency + 1,000,000 B over PCIe Gen5 at 50 GB/s.
+copy = subprocess.run([phantora, "db", "estimate", "copy:kind=h2d,bytes=1000000,host=pinned",
+                       "--gpu", "h100"], capture_output=True, text=True)
+if copy.returncode != 0 or "model            25.000 us" not in copy.stdout:
+    failures.append(f"db estimate of a copy: '{copy.stdout}{copy.stderr}'")
+for sig, why in (("kernel:name=_Z4busyPfi,grid=1x1x1,block=32x1x1,smem=0", "depends on its launch"),
                  ("gemm:m=8192,n=8192,k=8192", "not a canonical signature")):
     bad = subprocess.run([phantora, "db", "estimate", sig, "--gpu", "h100"], capture_output=True,
                          text=True)

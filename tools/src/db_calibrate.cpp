@@ -20,19 +20,8 @@ namespace {
 // a row depends on the launch (decoded arguments, grid), not on the signature alone.
 std::optional<double> predicted_us(const kernels::CostModel& model, const std::string& sig,
                                    const kernels::GpuPreset& gpu) {
-  if (auto g = kernels::parse_gemm_signature(sig))
-    return model.cost_of_gemm(*g, gpu).duration.as_us();
-  if (auto a = kernels::parse_attention_signature(sig)) {
-    return model.cost_of_attention(*a, gpu).duration.as_us();
-  }
-  if (auto c = kernels::parse_conv_signature(sig))
-    return model.cost_of_conv(*c, gpu).duration.as_us();
-  if (auto m = kernels::parse_memory_signature(sig)) {
-    return model.cost_of_memory_op(*m, gpu).duration.as_us();
-  }
-  if (auto c = kernels::parse_copy_signature(sig))
-    return model.cost_of_copy(*c, gpu).duration.as_us();
-  return std::nullopt;
+  const auto cost = model.cost_of_signature(sig, gpu);
+  return cost ? std::optional(cost->duration.as_us()) : std::nullopt;
 }
 
 struct FamilySummary {

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <variant>
 
 #include <fmt/format.h>
 
@@ -14,6 +15,7 @@
 #include "db_profile.hpp"
 #include "numeric_options.hpp"
 #include "phantora/kernels/analytical_model.hpp"
+#include "phantora/kernels/cost_model.hpp"
 #include "phantora/kernels/data_error.hpp"
 #include "phantora/kernels/gpu_catalog.hpp"
 #include "phantora/kernels/kernel_db.hpp"
@@ -72,28 +74,37 @@ std::string short_stats(const DbEntry& e) {
   return fmt::format("{:>12.3f} {:>8}", e.stats.mean_us, e.stats.count);
 }
 
-// The analytical model's answer for a signature on a GPU, when a model covers its family.
-std::optional<kernels::Estimate> model_estimate(const std::string& sig, const std::string& gpu) {
+// What a run without the database charges for a signature (CostModel, as the daemon prices it)
+// and, where an analytical model priced it, what that price is made of. Null for kernels known
+// only by name, whose price depends on the launch, and for a GPU the catalog lacks.
+struct ModelPrice {
+  kernels::KernelCost cost;
+  std::optional<kernels::Estimate> terms;
+  bool tiled = false;  // a GEMM or convolution: its compute runs in waves of output tiles
+};
+
+std::optional<ModelPrice> model_price(const std::string& sig, const std::string& gpu) {
   const kernels::GpuPreset* preset = kernels::GpuCatalog::builtin().try_find(gpu);
-  if (preset == nullptr) return std::nullopt;
-  const kernels::ModelParams& params = kernels::ModelParams::builtin();
-  if (auto g = kernels::parse_gemm_signature(sig)) return gemm_estimate(*g, *preset, params);
-  if (auto a = kernels::parse_attention_signature(sig)) {
-    return attention_estimate(*a, *preset, params);
-  }
-  if (auto c = kernels::parse_conv_signature(sig)) return conv_estimate(*c, *preset, params);
-  if (auto m = kernels::parse_memory_signature(sig)) return memory_op_estimate(*m, *preset, params);
-  return std::nullopt;
+  const std::optional<kernels::OpDesc> op = kernels::parse_signature(sig);
+  if (preset == nullptr || !op) return std::nullopt;
+  const kernels::CostModel model;  // no database: the models alone
+  auto cost = model.cost_of_signature(sig, *preset);
+  if (!cost) return std::nullopt;
+  return ModelPrice{std::move(*cost),
+                    kernels::analytical_estimate(*op, *preset, model.model_params()),
+                    std::holds_alternative<kernels::GemmDesc>(*op) ||
+                        std::holds_alternative<kernels::ConvDesc>(*op)};
 }
 
 // What the model's price is made of (docs/cost-model.md): the compute and memory terms, and for
 // a GEMM its waves of tiles and how its K was split, with the split's reduction kernel, and the
 // rate its operands' alignment leaves it when their columns are not 16-byte aligned; for a
 // convolution in NCHW, the transposes to and from channels-last.
-void print_model_terms(const kernels::Estimate& m, const std::string& signature) {
+void print_model_terms(const ModelPrice& price) {
+  if (!price.terms) return;
+  const kernels::Estimate& m = *price.terms;
   fmt::print("  model terms      compute {:.3f} us, memory {:.3f} us", m.compute_us, m.memory_us);
-  const std::string_view family = kernels::signature_family(signature);
-  if (family == "gemm" || family == "conv") {
+  if (price.tiled) {
     fmt::print("; {:g} wave(s) of {:g} x {:g} tiles, K in {:g} slice(s)", m.waves, m.tile_m,
                m.tile_n, m.k_slices);
     if (m.k_slices > 1) fmt::print(", their reduction {:.3f} us", m.reduce_us);
@@ -104,6 +115,12 @@ void print_model_terms(const kernels::Estimate& m, const std::string& signature)
     if (m.layout_us > 0) fmt::print("; NCHW tensors transposed in {:.3f} us", m.layout_us);
   }
   fmt::print("\n");
+}
+
+// "(1.1e+12 FLOP, 4.03e+08 B)" where an analytical model priced it; empty for a copy.
+std::string flops_and_bytes(const ModelPrice& price) {
+  if (!price.terms) return {};
+  return fmt::format("{:.3g} FLOP, {:.3g} B", price.terms->flops, price.terms->bytes);
 }
 
 int run_list(const DbCommand::Options& o) {
@@ -138,10 +155,12 @@ int run_show(const DbCommand::Options& o) {
                e->provenance.device_name, e->provenance.driver_version,
                e->provenance.library_versions);
     fmt::print("  recorded at      {}\n", e->provenance.recorded_at);
-    if (const auto m = model_estimate(e->signature, gpu)) {
-      fmt::print("  model            {:.3f} us ({:.2f}x the measurement; {:.3g} FLOP, {:.3g} B)\n",
-                 m->duration.as_us(), m->duration.as_us() / e->stats.mean_us, m->flops, m->bytes);
-      print_model_terms(*m, e->signature);
+    if (const auto m = model_price(e->signature, gpu)) {
+      const double us = m->cost.duration.as_us();
+      const std::string work = flops_and_bytes(*m);
+      fmt::print("  model            {:.3f} us ({:.2f}x the measurement{}{})\n", us,
+                 us / e->stats.mean_us, work.empty() ? "" : "; ", work);
+      print_model_terms(*m);
     }
   }
   if (!found) {
@@ -158,26 +177,25 @@ int run_show(const DbCommand::Options& o) {
   return 0;
 }
 
-// The analytical model's price of one signature, with no database: what a run would charge
-// for it when no measured row exists.
+// The cost models' price of one signature, with no database: what a run charges for it when
+// no measured row exists.
 int run_estimate(const DbCommand::Options& o) {
   if (!kernels::is_canonical_signature(o.signature)) {
     throw DataError(
         fmt::format("'{}' is not a canonical signature (docs/kernels-db.md)", o.signature));
   }
   const std::string gpu = gpu_key(o.gpu);
-  const auto m = model_estimate(o.signature, gpu);
+  const auto m = model_price(o.signature, gpu);
   if (!m) {
-    throw DataError(fmt::format(
-        "`db estimate` prices gemm, conv, attn and mem signatures; a '{}' signature's price "
-        "depends on more than the signature (docs/cost-model.md): `phantora db show` gives a "
-        "measured row",
-        kernels::signature_family(o.signature)));
+    throw DataError(
+        "a kernel: signature names a kernel by its name and grid, whose price without a "
+        "measured row depends on its launch (docs/cost-model.md); `phantora db show` gives a row");
   }
+  const std::string work = flops_and_bytes(*m);
   fmt::print("{}\n  gpu              {}\n", o.signature, gpu);
-  fmt::print("  model            {:.3f} us ({:.3g} FLOP, {:.3g} B)\n", m->duration.as_us(),
-             m->flops, m->bytes);
-  print_model_terms(*m, o.signature);
+  fmt::print("  model            {:.3f} us{}\n", m->cost.duration.as_us(),
+             work.empty() ? "" : fmt::format(" ({})", work));
+  print_model_terms(*m);
   return 0;
 }
 

@@ -173,5 +173,9 @@ Estimate conv_estimate(const ConvDesc& d, const GpuPreset& gpu, const ModelParam
 Estimate attention_estimate(const AttentionDesc& d, const GpuPreset& gpu,
                             const ModelParams& params);
 Estimate memory_op_estimate(const MemoryOpDesc& d, const GpuPreset& gpu, const ModelParams& params);
+// The estimate above for the operation's type; nullopt for copies and kernels known only by
+// name, which no analytical model prices from their description alone.
+std::optional<Estimate> analytical_estimate(const OpDesc& op, const GpuPreset& gpu,
+                                            const ModelParams& params);
 
 }  // namespace phantora::kernels

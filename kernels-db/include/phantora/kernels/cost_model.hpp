@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -115,6 +116,12 @@ class CostModel {
   // database → memset_cost below. A memset is the memory operation `memset` that writes
   // `bytes` and reads nothing (memset_desc), so it shares the mem: signatures.
   KernelCost cost_of_memset(Bytes bytes, const GpuPreset& gpu) const;
+
+  // What a run charges for the operation a canonical signature names, by the calls above (a
+  // memset's mem: signature by cost_of_memset, as the daemon prices cudaMemset*); nullopt for
+  // text that is not a canonical signature and for kernels known only by name, whose price
+  // without a row depends on the launch (decoded arguments, grid), not on the signature alone.
+  std::optional<KernelCost> cost_of_signature(std::string_view sig, const GpuPreset& gpu) const;
 
   // H2D/D2H over PCIe (pageable host memory at pageable_factor of the pinned rate); D2D reads
   // and writes HBM (2 × bytes at the achieved HBM rate, HBM × memory_efficiency); peer over

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "phantora/protocol.hpp"
@@ -131,6 +132,12 @@ std::optional<ConvDesc> parse_conv_signature(std::string_view sig);
 std::optional<MemoryOpDesc> parse_memory_signature(std::string_view sig);
 std::optional<CopyDesc> parse_copy_signature(std::string_view sig);
 std::optional<KernelDesc> parse_kernel_signature(std::string_view sig);
+
+// Any operation a signature can name: one parse for every family, so a caller that treats the
+// families differently does it with std::visit on the type rather than by the family's name.
+using OpDesc = std::variant<GemmDesc, AttentionDesc, ConvDesc, MemoryOpDesc, CopyDesc, KernelDesc>;
+// The operation a canonical signature names; nullopt for any other text.
+std::optional<OpDesc> parse_signature(std::string_view sig);
 
 // True when `sig` is the canonical rendering of an operation of one of the families above.
 bool is_canonical_signature(std::string_view sig);
