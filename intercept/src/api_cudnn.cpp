@@ -132,38 +132,21 @@ void submit_attention(cudnnHandle_t handle, const CudnnAttention& call) {
   Runtime::get().submit(wire::RecordType::kLaunch, &l, sizeof(l));
 }
 
-// The simulated kernel of one convolution: its grid as the implicit GEMM's output tiles of
-// 128 x 128 (kernels-db's conv_implicit_gemm), one row of them per group; what the convolution
-// costs comes from its shape (kernels-db's convolution model), the grid only tells GPU sharing
-// how many SMs it fills.
+// The simulated kernel of one convolution. What it costs comes from its shape (kernels-db's
+// convolution model) and how much of the GPU it takes from its being a convolution (the
+// daemon takes it to fill the GPU, as a GEMM): the grid cuDNN's kernel would have is not
+// known here, so the launch names one block.
 void submit_convolution(cudnnHandle_t handle, const CudnnConvolution& call) {
   CUstream_st* s = resolve_stream_on(handle->ordinal, handle->stream);
   static const uint32_t ids[] = {Runtime::get().kernel_id("cudnn_convolution_fprop"),
                                  Runtime::get().kernel_id("cudnn_convolution_dgrad"),
                                  Runtime::get().kernel_id("cudnn_convolution_wgrad")};
   const wire::ConvShape& c = call.shape;
-  const uint64_t g = std::max<uint32_t>(1, c.groups);
-  uint64_t m = 0, n = 0;
-  switch (c.pass) {
-    case wire::ConvPass::kForward:
-      m = uint64_t{c.n} * c.p * c.q, n = c.k / g;
-      break;
-    case wire::ConvPass::kBackwardData:
-      m = uint64_t{c.n} * c.h * c.w, n = c.c / g;
-      break;
-    case wire::ConvPass::kBackwardFilter:
-      m = c.k / g, n = uint64_t{c.c / g} * c.r * c.s;
-      break;
-  }
-  const auto tiles = [](uint64_t v) {
-    return static_cast<uint32_t>(std::min<uint64_t>((v + 127) / 128, UINT32_MAX));
-  };
   wire::Launch l{};
   l.stream = s->id;
   l.device = s->device;
   l.kernel = ids[static_cast<int>(c.pass)];
-  l.grid[0] = std::max<uint32_t>(1, tiles(m)), l.grid[1] = std::max<uint32_t>(1, tiles(n));
-  l.grid[2] = static_cast<uint32_t>(g);
+  l.grid[0] = l.grid[1] = l.grid[2] = 1;
   l.block[0] = 256, l.block[1] = l.block[2] = 1;
   l.work.kind = wire::WorkKind::kConvolution;
   l.work.conv = c;

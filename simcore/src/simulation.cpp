@@ -421,10 +421,15 @@ void Simulation::apply(ClientId id, Client& c, const wire::RecordHeader& h,
       const auto l = read_exact<wire::Launch>(body, "launch");
       const Cost cost = pricing_.launch(c.kernels, l);
       const StreamId s = stream_for(id, c, l.stream, l.device);
+      // A cuDNN convolution's grid is cuDNN's choice, which the shim does not see; its implicit
+      // GEMM's tiles (split along K when they are few) fill the GPU as a GEMM's do, so it is
+      // taken to fill the GPU beside a collective: 0 CTAs, as for a GEMM below.
+      const uint32_t ctas = l.work.kind == wire::WorkKind::kConvolution
+                                ? 0
+                                : static_cast<uint32_t>(std::min<uint64_t>(
+                                      uint64_t{l.grid[0]} * l.grid[1] * l.grid[2], UINT32_MAX));
       submit_kernel(id, s, l.device, at,
-                    OpDesc{OpKind::kKernel, cost.duration, cost.source, l.kernel, 0},
-                    static_cast<uint32_t>(std::min<uint64_t>(
-                        uint64_t{l.grid[0]} * l.grid[1] * l.grid[2], UINT32_MAX)),
+                    OpDesc{OpKind::kKernel, cost.duration, cost.source, l.kernel, 0}, ctas,
                     cost.hbm_bytes);
       // A request here is a synchronous call waiting for this very operation, the last on its
       // stream.

@@ -914,7 +914,8 @@ class SharingTest : public DrivenSimulation {
     body.op.count = kBytes / 2;
     return b.add(RecordType::kCollective, body, host_us);
   }
-  static Batch& kernel(Batch& b, int device, uint32_t ctas, double host_us) {
+  static Batch& kernel(Batch& b, int device, uint32_t ctas, double host_us,
+                       wire::WorkKind work = wire::WorkKind::kNone) {
     wire::Launch l{};
     l.stream = kS2;
     l.device = device;
@@ -922,18 +923,20 @@ class SharingTest : public DrivenSimulation {
     l.grid[0] = ctas;
     l.grid[1] = l.grid[2] = 1;
     l.block[0] = 128, l.block[1] = l.block[2] = 1;
+    l.work.kind = work;
     return b.add(RecordType::kLaunch, l, host_us);
   }
   // Rank 0's kernel end (the answer to its stream sync) when it launches the kernel with
   // `ctas` CTAs after its all-reduce (or before it). `rank1_first`: rank 1's records reach
   // the daemon first.
-  SimTime kernel_end(uint32_t ctas, bool after, bool rank1_first = false) {
+  SimTime kernel_end(uint32_t ctas, bool after, bool rank1_first = false,
+                     wire::WorkKind work = wire::WorkKind::kNone) {
     const ClientId r0 = connect(0), r1 = connect(1);
     run(r0, join(0));
     run(r1, join(1));
     Batch b0, b1;
     if (after) all_reduce(b0, 0, 10);
-    kernel(b0, 0, ctas, 10);
+    kernel(b0, 0, ctas, 10, work);
     if (!after) all_reduce(b0, 0, 10);
     b0.stream_sync(kS2, 2, 10, 0);
     all_reduce(b1, 1, 10).stream_sync(kS1, 2, 10, 1);
@@ -1168,6 +1171,16 @@ TEST_F(SharingTest, AKernelLaunchedBeforeTheCollectiveRunsAlone) {
 TEST_F(SharingTest, AKernelThatFitsBesideNcclsCtasIsNotSlowed) {
   const uint32_t fits = static_cast<uint32_t>(kSms - channels());
   EXPECT_EQ(kernel_end(fits, true), us(34));
+}
+
+// The shim cannot know the grid cuDNN would give a convolution, and its launch names one block:
+// a convolution is taken to fill the GPU, as a GEMM is, so it loses the SMs NCCL holds whatever
+// grid its launch names.
+TEST_F(SharingTest, AConvolutionFillsTheGpuWhateverItsLaunchsGrid) {
+  const int ch = channels();
+  const int64_t need = (us(20).as_ps() * kSms + (kSms - ch) - 1) / (kSms - ch);
+  EXPECT_EQ(kernel_end(1, true, false, wire::WorkKind::kConvolution), us(14) + SimTime::ps(need));
+  EXPECT_EQ(sim.stats().kernels_shared_with_nccl, 1u);
 }
 
 }  // namespace
