@@ -192,6 +192,14 @@ constexpr KernelLayout kKernelLayouts[] = {
     // divisor, bool, bool): average pooling writes no indices.
     {"::avg_pool2d_out_cuda_frame_nhwc", 2, 17, CountedKind::kPoolFlat, wire::WorkKind::kReduce,
      0, {0, 3, 4, 5, 6, kNo, kNo}, {0, 0, 0}},
+    // <T, acc, index>(index inputs, grad out, 5 x int64, int kernel_h, int kernel_w, grad in,
+    // int divisor, bool, bool): the backward PyTorch 2.15 takes when the windows tile the input
+    // (stride = kernel, no padding). One thread per input element, each loading the one output
+    // gradient its window has and storing its own (the sm_90 code of its CUDA 13 build has one
+    // global load and one store per element; pytorch/pytorch pull request #191086 describes
+    // the fast path), so inputs are written and inputs / (kernel_h · kernel_w) read.
+    {"::avg_pool2d_backward_nonoverlap_frame", 3, 13, CountedKind::kPoolTiledBackward,
+     wire::WorkKind::kElementwise, 0, {0, 7, 8, kNo, kNo, kNo, kNo}, {0, 0, 0}},
     // <T, index>(in, N, C, H, W, PH, PW, ...)
     {"::max_pool_forward_nhwc", 2, 23, CountedKind::kMaxPoolForward, wire::WorkKind::kReduce, 0,
      {1, 2, 3, 4, 5, 6, kNo}, {0, 0, 0}},
@@ -649,6 +657,14 @@ std::optional<Traffic> counted_traffic(const CountedKernel& k, void* const* args
       if (planes_out == 0) return std::nullopt;
       w.read = outputs / planes_out * arg(1) * arg(2) * b(0);
       w.written = outputs * (b(0) + b(1));
+      break;
+    }
+    case CountedKind::kPoolTiledBackward: {
+      // (inputs, kernel_h, kernel_w): each window's one gradient read for its kh·kw inputs.
+      const uint64_t inputs = arg(0), window = arg(1) * arg(2);
+      if (window == 0) return std::nullopt;
+      w.read = inputs / window * b(0);
+      w.written = inputs * b(0);
       break;
     }
     case CountedKind::kMaxPoolForward:

@@ -635,6 +635,33 @@ TEST(TorchCountedKernels, MaxPoolingReadsItsInputAndWritesValuesAndIndices) {
   ASSERT_TRUE(work.has_value());
   EXPECT_EQ(work->bytes_read, 16u * 64 * 56 * 56 * (2 + 8));
   EXPECT_EQ(work->bytes_written, 16u * 64 * 112 * 112 * 2);
+
+  // Average pooling's backward when its windows tile the input (DenseNet's 2 x 2, stride 2
+  // transitions), bf16: one thread per input element, each reading its window's one gradient.
+  const TorchKernel tiled = classify_torch_kernel(
+      "void at::native::(anonymous namespace)::avg_pool2d_backward_nonoverlap_frame<c10::"
+      "BFloat16, float, int>(int, c10::BFloat16 const*, long, long, long, long, long, int, int, "
+      "c10::BFloat16*, int, bool, bool)");
+  ASSERT_EQ(tiled.family, TorchFamily::kCounted);
+  EXPECT_EQ(tiled.counted.kind, CountedKind::kPoolTiledBackward);
+  int32_t inputs = 16 * 128 * 56 * 56, two = 2;
+  int64_t c128 = 128, h56 = 56, w56 = 56, p28 = 28;
+  void* ta[] = {&inputs, &ptr, &c128, &h56, &w56, &p28, &p28, &two, &two, &ptr, &two, &flag, &flag};
+  work = launch_work(tiled, ta, {1, 1, 1});
+  ASSERT_TRUE(work.has_value());
+  EXPECT_EQ(work->kind, phantora::wire::WorkKind::kElementwise);
+  EXPECT_EQ(work->bytes_read, 16u * 128 * 28 * 28 * 2);
+  EXPECT_EQ(work->bytes_written, 16u * 128 * 56 * 56 * 2);
+  // A 3 x 1 window: a third as many gradients read; a zero-sized window is no description.
+  int32_t three = 3, one = 1, zero = 0;
+  void* ta3[] = {&inputs, &ptr, &c128, &h56, &w56,  &p28, &p28,
+                 &three,  &one, &ptr,  &two, &flag, &flag};
+  work = launch_work(tiled, ta3, {1, 1, 1});
+  ASSERT_TRUE(work.has_value());
+  EXPECT_EQ(work->bytes_read, uint64_t{16u * 128 * 56 * 56 / 3} * 2);
+  void* ta0[] = {&inputs, &ptr, &c128, &h56, &w56,  &p28, &p28,
+                 &zero,   &two, &ptr,  &two, &flag, &flag};
+  EXPECT_FALSE(launch_work(tiled, ta0, {1, 1, 1}).has_value());
 }
 
 constexpr const char* kAccessor =
