@@ -192,6 +192,12 @@ constexpr KernelLayout kKernelLayouts[] = {
     // divisor, bool, bool): average pooling writes no indices.
     {"::avg_pool2d_out_cuda_frame_nhwc", 2, 17, CountedKind::kPoolFlat, wire::WorkKind::kReduce,
      0, {0, 3, 4, 5, 6, kNo, kNo}, {0, 0, 0}},
+    // <T, acc>(int outputs, in, int64 C, H, W, PH, int PW, kernel, stride, padding (x2 each),
+    // out, int divisor, bool, bool): NCHW, the same positions (its source is not in the
+    // stored PyTorch; its sm_90 code divides the output index by parameter 6, then 5, then 2,
+    // as an NCHW index is split into PW, PH and C, and addresses the input plane with 3 and 4).
+    {"::avg_pool2d_out_cuda_frame", 2, 17, CountedKind::kPoolFlat, wire::WorkKind::kReduce, 0,
+     {0, 3, 4, 5, 6, kNo, kNo}, {0, 0, 0}},
     // <T, acc, index>(index inputs, grad out, 5 x int64, int kernel_h, int kernel_w, grad in,
     // int divisor, bool, bool): the backward PyTorch 2.15 takes when the windows tile the input
     // (stride = kernel, no padding). One thread per input element, each loading the one output

@@ -50,8 +50,8 @@ enum class CountedKind : uint8_t {
   kIndexAccumulate,    // indexing_backward_kernel[_stride_1](..., numel, stride, before, outer)
   kSortSlices,         // warpMergeSortKVInPlace(keys, slices, slice size, ..., values, ...)
   kTopK,               // gatherTopK(input, slice size, k, largest, slices, ...): topk's selection
-  kPoolFlat,           // max_pool_forward_nchw / avg_pool2d_out_cuda_frame_nhwc(int outputs, in,
-                       // C, H, W, PH, PW, ...)
+  kPoolFlat,           // max_pool_forward_nchw / avg_pool2d_out_cuda_frame[_nhwc](int outputs,
+                       // in, C, H, W, PH, PW, ...)
   kPoolTiledBackward,  // avg_pool2d_backward_nonoverlap_frame(index inputs, grad, 5 x long,
                        // int kernel_h, int kernel_w, ...): windows that tile the input
   kMaxPoolForward,     // max_pool_forward_nhwc(in, N, C, H, W, PH, PW, ...)

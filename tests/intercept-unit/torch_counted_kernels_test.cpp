@@ -620,6 +620,20 @@ TEST(TorchCountedKernels, MaxPoolingReadsItsInputAndWritesValuesAndIndices) {
   ASSERT_TRUE(work.has_value());
   EXPECT_EQ(work->bytes_read, 16u * 64 * 112 * 112 * 2);
   EXPECT_EQ(work->bytes_written, 16u * 64 * 56 * 56 * 2);
+  // The same in NCHW fp32: PH is an int64 there, PW an int, at the same positions.
+  const TorchKernel avg_nchw = classify_torch_kernel(
+      "void at::native::(anonymous namespace)::avg_pool2d_out_cuda_frame<float, float>(int, "
+      "float const*, long, long, long, long, int, int, int, int, int, int, int, float*, int, "
+      "bool, bool)");
+  ASSERT_EQ(avg_nchw.family, TorchFamily::kCounted);
+  EXPECT_EQ(avg_nchw.counted.kind, CountedKind::kPoolFlat);
+  int64_t ph64 = 56;
+  void* na[] = {&outputs, &ptr,   &c,     &h,     &w,   &ph64,  &pw,   &small, &small,
+                &small,   &small, &small, &small, &ptr, &small, &flag, &flag};
+  work = launch_work(avg_nchw, na, {1, 1, 1});
+  ASSERT_TRUE(work.has_value());
+  EXPECT_EQ(work->bytes_read, 16u * 64 * 112 * 112 * 4);
+  EXPECT_EQ(work->bytes_written, 16u * 64 * 56 * 56 * 4);
 
   // The backward in channels-last bf16: the gradient and indices read, the input's written.
   const TorchKernel bwd = classify_torch_kernel(
