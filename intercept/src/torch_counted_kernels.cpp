@@ -198,14 +198,25 @@ constexpr KernelLayout kKernelLayouts[] = {
     // as an NCHW index is split into PW, PH and C, and addresses the input plane with 3 and 4).
     {"::avg_pool2d_out_cuda_frame", 2, 17, CountedKind::kPoolFlat, wire::WorkKind::kReduce, 0,
      {0, 3, 4, 5, 6, kNo, kNo}, {0, 0, 0}},
-    // <T, acc, index>(index inputs, grad out, 5 x int64, int kernel_h, int kernel_w, grad in,
-    // int divisor, bool, bool): the backward PyTorch 2.15 takes when the windows tile the input
-    // (stride = kernel, no padding). One thread per input element, each loading the one output
-    // gradient its window has and storing its own (the sm_90 code of its CUDA 13 build has one
-    // global load and one store per element; pytorch/pytorch pull request #191086 describes
-    // the fast path), so inputs are written and inputs / (kernel_h · kernel_w) read.
-    {"::avg_pool2d_backward_nonoverlap_frame", 3, 13, CountedKind::kPoolTiledBackward,
-     wire::WorkKind::kElementwise, 0, {0, 7, 8, kNo, kNo, kNo, kNo}, {0, 0, 0}},
+    // Average pooling's backward, one thread per input element gathering the gradients of the
+    // windows it falls in (the sm_90 code of torch 2.15's CUDA 13 build: one global store per
+    // element, its loads in the window loop; the index split by W, H, C in NCHW and C, W, H in
+    // NHWC at parameters 4, 3, 2; none of the three is in the stored PyTorch source). Each
+    // output gradient is read once, the input gradient written once.
+    //   <T, acc, index>(index inputs, grad out, int64 C, H, W, PH, PW, int kernel, stride,
+    //   padding (x2 each), grad in, int divisor, bool, bool, bool)
+    {"::avg_pool2d_backward_out_cuda_frame", 3, 18, CountedKind::kPoolBackward,
+     wire::WorkKind::kElementwise, 0, {0, 3, 4, 5, 6, kNo, kNo}, {0, 0, 0}},
+    //   <T, acc, index>(index inputs, grad out, int64 C, H, W, int PH, PW, kernel, stride,
+    //   padding (x2 each), grad in, int divisor, bool, bool, bool)
+    {"::avg_pool2d_backward_out_cuda_frame_nhwc", 3, 18, CountedKind::kPoolBackward,
+     wire::WorkKind::kElementwise, 0, {0, 3, 4, 5, 6, kNo, kNo}, {0, 0, 0}},
+    //   <T, acc, index>(index inputs, grad out, int64 C, H, W, PH, PW, int kernel_h, kernel_w,
+    //   grad in, int divisor, bool, bool): the path PyTorch 2.15 takes when the windows tile
+    //   the input (stride = kernel, no padding), in both layouts: one load and one store per
+    //   element (pytorch/pytorch pull request #191086 describes the fast path).
+    {"::avg_pool2d_backward_nonoverlap_frame", 3, 13, CountedKind::kPoolBackward,
+     wire::WorkKind::kElementwise, 0, {0, 3, 4, 5, 6, kNo, kNo}, {0, 0, 0}},
     // <T, index>(in, N, C, H, W, PH, PW, ...)
     {"::max_pool_forward_nhwc", 2, 23, CountedKind::kMaxPoolForward, wire::WorkKind::kReduce, 0,
      {1, 2, 3, 4, 5, 6, kNo}, {0, 0, 0}},
@@ -665,11 +676,11 @@ std::optional<Traffic> counted_traffic(const CountedKernel& k, void* const* args
       w.written = outputs * (b(0) + b(1));
       break;
     }
-    case CountedKind::kPoolTiledBackward: {
-      // (inputs, kernel_h, kernel_w): each window's one gradient read for its kh·kw inputs.
-      const uint64_t inputs = arg(0), window = arg(1) * arg(2);
-      if (window == 0) return std::nullopt;
-      w.read = inputs / window * b(0);
+    case CountedKind::kPoolBackward: {
+      // (inputs, H, W, PH, PW): N·C·H·W input gradients written, N·C·PH·PW gradients read.
+      const uint64_t inputs = arg(0), plane_in = arg(1) * arg(2);
+      if (plane_in == 0) return std::nullopt;
+      w.read = inputs / plane_in * arg(3) * arg(4) * b(0);
       w.written = inputs * b(0);
       break;
     }

@@ -24,39 +24,39 @@
 namespace phantora::shim {
 
 enum class CountedKind : uint8_t {
-  kRandom,             // distribution_elementwise_grid_stride_kernel(int64 numel, ...)
-  kNllLossForward,     // nll_loss_forward_reduce_cuda_kernel_2d(..., nframe, ...)
-  kNllLossBackward,    // nll_loss_backward_reduce_cuda_kernel_2d(..., nframe, ...)
-  kIndexFill,          // elementwise_kernel_with_index(N, f, out): arange, linspace
-  kRadixSortPass,      // cub DeviceRadixSortOnesweepKernel: one digit pass over keys and values
-  kRadixHistogram,     // cub DeviceRadixSortHistogramKernel: every digit's counts, keys read once
-  kScan,               // cub DeviceScanKernel: prefix sums (cumsum, exclusive_sum)
-  kTileInit,           // cub DeviceScanInitKernel / DeviceCompactInitKernel(tile state, tiles)
-  kSelect,             // cub DeviceUniqueByKeySweepKernel / DeviceSelectSweepKernel
-  kEmbeddingScatter,   // sum_and_scatter: per segment, its partial sums into the weight row
-  kSegmentCounts,      // krn_partials_per_segment(..., numel)
-  kSegmentOffsets,     // krn_partial_segment_offset: one thread per index, 32 per block
-  kNormCleanup,        // lpnorm_cleanup: one block per tensor over its per-chunk partial norms
-  kEmbeddingRows,      // embedding_backward_feature_kernel(indices, grad, weight grad, n, stride)
-  kCopy,               // roll_cuda_kernel(in, out, N, ...): every element read and written once
-  kDropout,            // fused_dropout_kernel[_vec](in, out, mask, n, p, ...): nn.Dropout
-  kIndexSelect,        // indexSelectLargeIndex(dst, src, indices, ..., total, inner, ...)
-  kIndexCopy,          // index_elementwise_kernel(N, f): advanced indexing and index_put_;
-                       // _scatter_gather_elementwise_kernel(N, f): gather, scatter
-  kScatterFill,        // _scatter_gather_elementwise_kernel of scatter_fill: index read, value set
-  kScanRows,           // tensor_kernel_scan_innermost_dim(out, in, rows, row size, ...): cumsum
-  kSoftmaxRows,        // softmax_warp_forward / _backward(..., int rows, int stride, int length)
-  kRepeatIndex,        // compute_cuda_kernel(repeats, cumsum, out, int64 size, int64 out size)
-  kIndexAccumulate,    // indexing_backward_kernel[_stride_1](..., numel, stride, before, outer)
-  kSortSlices,         // warpMergeSortKVInPlace(keys, slices, slice size, ..., values, ...)
-  kTopK,               // gatherTopK(input, slice size, k, largest, slices, ...): topk's selection
-  kPoolFlat,           // max_pool_forward_nchw / avg_pool2d_out_cuda_frame[_nhwc](int outputs,
-                       // in, C, H, W, PH, PW, ...)
-  kPoolTiledBackward,  // avg_pool2d_backward_nonoverlap_frame(index inputs, grad, 5 x long,
-                       // int kernel_h, int kernel_w, ...): windows that tile the input
-  kMaxPoolForward,     // max_pool_forward_nhwc(in, N, C, H, W, PH, PW, ...)
-  kMaxPoolBackward,    // max_pool_backward_nchw / _nhwc(grad, indices, N, C, H, W, PH, PW, ...)
-  kDepthwiseForward,   // conv_depthwise2d_forward_kernel(..., outputs, K, multiplier, W, H, Q, P)
+  kRandom,            // distribution_elementwise_grid_stride_kernel(int64 numel, ...)
+  kNllLossForward,    // nll_loss_forward_reduce_cuda_kernel_2d(..., nframe, ...)
+  kNllLossBackward,   // nll_loss_backward_reduce_cuda_kernel_2d(..., nframe, ...)
+  kIndexFill,         // elementwise_kernel_with_index(N, f, out): arange, linspace
+  kRadixSortPass,     // cub DeviceRadixSortOnesweepKernel: one digit pass over keys and values
+  kRadixHistogram,    // cub DeviceRadixSortHistogramKernel: every digit's counts, keys read once
+  kScan,              // cub DeviceScanKernel: prefix sums (cumsum, exclusive_sum)
+  kTileInit,          // cub DeviceScanInitKernel / DeviceCompactInitKernel(tile state, tiles)
+  kSelect,            // cub DeviceUniqueByKeySweepKernel / DeviceSelectSweepKernel
+  kEmbeddingScatter,  // sum_and_scatter: per segment, its partial sums into the weight row
+  kSegmentCounts,     // krn_partials_per_segment(..., numel)
+  kSegmentOffsets,    // krn_partial_segment_offset: one thread per index, 32 per block
+  kNormCleanup,       // lpnorm_cleanup: one block per tensor over its per-chunk partial norms
+  kEmbeddingRows,     // embedding_backward_feature_kernel(indices, grad, weight grad, n, stride)
+  kCopy,              // roll_cuda_kernel(in, out, N, ...): every element read and written once
+  kDropout,           // fused_dropout_kernel[_vec](in, out, mask, n, p, ...): nn.Dropout
+  kIndexSelect,       // indexSelectLargeIndex(dst, src, indices, ..., total, inner, ...)
+  kIndexCopy,         // index_elementwise_kernel(N, f): advanced indexing and index_put_;
+                      // _scatter_gather_elementwise_kernel(N, f): gather, scatter
+  kScatterFill,       // _scatter_gather_elementwise_kernel of scatter_fill: index read, value set
+  kScanRows,          // tensor_kernel_scan_innermost_dim(out, in, rows, row size, ...): cumsum
+  kSoftmaxRows,       // softmax_warp_forward / _backward(..., int rows, int stride, int length)
+  kRepeatIndex,       // compute_cuda_kernel(repeats, cumsum, out, int64 size, int64 out size)
+  kIndexAccumulate,   // indexing_backward_kernel[_stride_1](..., numel, stride, before, outer)
+  kSortSlices,        // warpMergeSortKVInPlace(keys, slices, slice size, ..., values, ...)
+  kTopK,              // gatherTopK(input, slice size, k, largest, slices, ...): topk's selection
+  kPoolFlat,          // max_pool_forward_nchw / avg_pool2d_out_cuda_frame[_nhwc](int outputs,
+                      // in, C, H, W, PH, PW, ...)
+  kPoolBackward,      // avg_pool2d_backward_*(index inputs, grad, C, H, W, PH, PW, ...): one
+                      // thread per input element
+  kMaxPoolForward,    // max_pool_forward_nhwc(in, N, C, H, W, PH, PW, ...)
+  kMaxPoolBackward,   // max_pool_backward_nchw / _nhwc(grad, indices, N, C, H, W, PH, PW, ...)
+  kDepthwiseForward,  // conv_depthwise2d_forward_kernel(..., outputs, K, multiplier, W, H, Q, P)
   kDepthwiseData,     // conv_depthwise2d_backward_kernel(..., inputs, C, multiplier, K, W, H, Q, P)
   kDepthwiseFilter,   // conv_depthwise2d_grad_weight_kernel(..., N, C, K, multiplier, W, H, Q, P)
   kNormChannelsLast,  // batch_norm_*_channels_last_kernel(..., int reduction size, int stride)

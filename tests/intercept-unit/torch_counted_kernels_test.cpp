@@ -650,32 +650,51 @@ TEST(TorchCountedKernels, MaxPoolingReadsItsInputAndWritesValuesAndIndices) {
   EXPECT_EQ(work->bytes_read, 16u * 64 * 56 * 56 * (2 + 8));
   EXPECT_EQ(work->bytes_written, 16u * 64 * 112 * 112 * 2);
 
-  // Average pooling's backward when its windows tile the input (DenseNet's 2 x 2, stride 2
-  // transitions), bf16: one thread per input element, each reading its window's one gradient.
+  // Average pooling's backward, one thread per input element: when its windows tile the input
+  // (DenseNet's 2 x 2, stride 2 transitions), bf16, each reads its window's one gradient.
   const TorchKernel tiled = classify_torch_kernel(
       "void at::native::(anonymous namespace)::avg_pool2d_backward_nonoverlap_frame<c10::"
       "BFloat16, float, int>(int, c10::BFloat16 const*, long, long, long, long, long, int, int, "
       "c10::BFloat16*, int, bool, bool)");
   ASSERT_EQ(tiled.family, TorchFamily::kCounted);
-  EXPECT_EQ(tiled.counted.kind, CountedKind::kPoolTiledBackward);
+  EXPECT_EQ(tiled.counted.kind, CountedKind::kPoolBackward);
   int32_t inputs = 16 * 128 * 56 * 56, two = 2;
-  int64_t c128 = 128, h56 = 56, w56 = 56, p28 = 28;
+  int64_t c128 = 128, h56 = 56, w56 = 56, p28 = 28, zero = 0;
   void* ta[] = {&inputs, &ptr, &c128, &h56, &w56, &p28, &p28, &two, &two, &ptr, &two, &flag, &flag};
   work = launch_work(tiled, ta, {1, 1, 1});
   ASSERT_TRUE(work.has_value());
   EXPECT_EQ(work->kind, phantora::wire::WorkKind::kElementwise);
   EXPECT_EQ(work->bytes_read, 16u * 128 * 28 * 28 * 2);
   EXPECT_EQ(work->bytes_written, 16u * 128 * 56 * 56 * 2);
-  // A 3 x 1 window: a third as many gradients read; a zero-sized window is no description.
-  int32_t three = 3, one = 1, zero = 0;
-  void* ta3[] = {&inputs, &ptr, &c128, &h56, &w56,  &p28, &p28,
-                 &three,  &one, &ptr,  &two, &flag, &flag};
-  work = launch_work(tiled, ta3, {1, 1, 1});
+  void* ta0[] = {&inputs, &ptr, &c128, &h56, &zero, &p28, &p28,
+                 &two,    &two, &ptr,  &two, &flag, &flag};
+  EXPECT_FALSE(launch_work(tiled, ta0, {1, 1, 1}).has_value());  // an empty input plane
+  // The general kernel, 3 x 3 windows at stride 1 with padding 1 (Inception's): as many
+  // gradients as inputs, each read once; in NCHW fp32 (PH, PW int64) and NHWC fp16 (int).
+  const TorchKernel general = classify_torch_kernel(
+      "void at::native::(anonymous namespace)::avg_pool2d_backward_out_cuda_frame<float, float, "
+      "int>(int, float const*, long, long, long, long, long, int, int, int, int, int, int, "
+      "float*, int, bool, bool, bool)");
+  ASSERT_EQ(general.family, TorchFamily::kCounted);
+  int32_t three = 3, one = 1;
+  void* ga[] = {&inputs, &ptr, &c128, &h56, &w56, &h56, &w56,  &three, &three,
+                &one,    &one, &one,  &one, &ptr, &one, &flag, &flag,  &flag};
+  work = launch_work(general, ga, {1, 1, 1});
   ASSERT_TRUE(work.has_value());
-  EXPECT_EQ(work->bytes_read, uint64_t{16u * 128 * 56 * 56 / 3} * 2);
-  void* ta0[] = {&inputs, &ptr, &c128, &h56, &w56,  &p28, &p28,
-                 &zero,   &two, &ptr,  &two, &flag, &flag};
-  EXPECT_FALSE(launch_work(tiled, ta0, {1, 1, 1}).has_value());
+  EXPECT_EQ(work->bytes_read, 16u * 128 * 56 * 56 * 4);
+  EXPECT_EQ(work->bytes_written, 16u * 128 * 56 * 56 * 4);
+  const TorchKernel general_nhwc = classify_torch_kernel(
+      "void at::native::(anonymous namespace)::avg_pool2d_backward_out_cuda_frame_nhwc<c10::"
+      "Half, float, int>(int, c10::Half const*, long, long, long, int, int, int, int, int, int, "
+      "int, int, c10::Half*, int, bool, bool, bool)");
+  ASSERT_EQ(general_nhwc.family, TorchFamily::kCounted);
+  int32_t p56 = 56;
+  void* gn[] = {&inputs, &ptr, &c128, &h56, &w56, &p56, &p56,  &three, &three,
+                &one,    &one, &one,  &one, &ptr, &one, &flag, &flag,  &flag};
+  work = launch_work(general_nhwc, gn, {1, 1, 1});
+  ASSERT_TRUE(work.has_value());
+  EXPECT_EQ(work->bytes_read, 16u * 128 * 56 * 56 * 2);
+  EXPECT_EQ(work->bytes_written, 16u * 128 * 56 * 56 * 2);
 }
 
 constexpr const char* kAccessor =
