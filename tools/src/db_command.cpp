@@ -117,7 +117,7 @@ void print_model_terms(const ModelPrice& price) {
   fmt::print("\n");
 }
 
-// "(1.1e+12 FLOP, 4.03e+08 B)" where an analytical model priced it; empty for a copy.
+// "1.1e+12 FLOP, 4.03e+08 B" where an analytical model priced it; empty for a copy.
 std::string flops_and_bytes(const ModelPrice& price) {
   if (!price.terms) return {};
   return fmt::format("{:.3g} FLOP, {:.3g} B", price.terms->flops, price.terms->bytes);
