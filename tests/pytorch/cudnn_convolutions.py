@@ -5,8 +5,9 @@
 # model prices both from the same tiles and waves; the GEMM's own operands are the larger, and
 # still below its compute): forward N·P·Q x K x C·R·S, data gradient N·H·W x C x K·R·S over the
 # strides' product, filter gradient K x C·R·S x N·P·Q. A pass decoded with a wrong shape, stride
-# or pass, or priced by default, fails it. Then a small CNN with batch norm, max pooling and an
-# LSTM head runs a training step as a program would (RNNs stay on PyTorch's kernels).
+# or pass, or priced by default, fails it. Then a small CNN with batch norm, max and average
+# pooling and an LSTM head runs a training step as a program would (RNNs stay on PyTorch's
+# kernels).
 import torch
 import torch.nn.functional as F
 from kernels_data import kernels_data
@@ -88,7 +89,7 @@ class Net(torch.nn.Module):
             torch.nn.Conv2d(3, 64, 7, stride=2, padding=3, bias=False), torch.nn.BatchNorm2d(64),
             torch.nn.ReLU(), torch.nn.MaxPool2d(3, 2, 1),
             torch.nn.Conv2d(64, 64, 3, padding=1, groups=64, bias=False), torch.nn.BatchNorm2d(64),
-            torch.nn.ReLU(), torch.nn.Conv2d(64, 128, 1))
+            torch.nn.ReLU(), torch.nn.Conv2d(64, 128, 1), torch.nn.AvgPool2d(2))
         self.rows = torch.nn.LSTM(128, 64, batch_first=True)
         self.head = torch.nn.Linear(64, 10)
 
