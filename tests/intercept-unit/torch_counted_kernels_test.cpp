@@ -620,20 +620,6 @@ TEST(TorchCountedKernels, MaxPoolingReadsItsInputAndWritesValuesAndIndices) {
   ASSERT_TRUE(work.has_value());
   EXPECT_EQ(work->bytes_read, 16u * 64 * 112 * 112 * 2);
   EXPECT_EQ(work->bytes_written, 16u * 64 * 56 * 56 * 2);
-  // The same in NCHW fp32: PH is an int64 there, PW an int, at the same positions.
-  const TorchKernel avg_nchw = classify_torch_kernel(
-      "void at::native::(anonymous namespace)::avg_pool2d_out_cuda_frame<float, float>(int, "
-      "float const*, long, long, long, long, int, int, int, int, int, int, int, float*, int, "
-      "bool, bool)");
-  ASSERT_EQ(avg_nchw.family, TorchFamily::kCounted);
-  EXPECT_EQ(avg_nchw.counted.kind, CountedKind::kPoolFlat);
-  int64_t ph64 = 56;
-  void* na[] = {&outputs, &ptr,   &c,     &h,     &w,   &ph64,  &pw,   &small, &small,
-                &small,   &small, &small, &small, &ptr, &small, &flag, &flag};
-  work = launch_work(avg_nchw, na, {1, 1, 1});
-  ASSERT_TRUE(work.has_value());
-  EXPECT_EQ(work->bytes_read, 16u * 64 * 112 * 112 * 4);
-  EXPECT_EQ(work->bytes_written, 16u * 64 * 56 * 56 * 4);
 
   // The backward in channels-last bf16: the gradient and indices read, the input's written.
   const TorchKernel bwd = classify_torch_kernel(
@@ -649,52 +635,69 @@ TEST(TorchCountedKernels, MaxPoolingReadsItsInputAndWritesValuesAndIndices) {
   ASSERT_TRUE(work.has_value());
   EXPECT_EQ(work->bytes_read, 16u * 64 * 56 * 56 * (2 + 8));
   EXPECT_EQ(work->bytes_written, 16u * 64 * 112 * 112 * 2);
+}
 
-  // Average pooling's backward, one thread per input element: when its windows tile the input
-  // (DenseNet's 2 x 2, stride 2 transitions), bf16, each reads its window's one gradient.
-  const TorchKernel tiled = classify_torch_kernel(
-      "void at::native::(anonymous namespace)::avg_pool2d_backward_nonoverlap_frame<c10::"
-      "BFloat16, float, int>(int, c10::BFloat16 const*, long, long, long, long, long, int, int, "
-      "c10::BFloat16*, int, bool, bool)");
-  ASSERT_EQ(tiled.family, TorchFamily::kCounted);
-  EXPECT_EQ(tiled.counted.kind, CountedKind::kPoolBackward);
-  int32_t inputs = 16 * 128 * 56 * 56, two = 2;
+// Classifies a demangled name as a counted kernel of `kind` and checks the bytes the launch
+// `args` describe: read and written.
+void expect_counted_bytes(const std::string& demangled, CountedKind kind,
+                          const std::vector<void*>& args, uint64_t read, uint64_t written) {
+  const TorchKernel k = classify_torch_kernel(demangled);
+  ASSERT_EQ(k.family, TorchFamily::kCounted) << demangled;
+  EXPECT_EQ(k.counted.kind, kind) << demangled;
+  const auto work = launch_work(k, args.data(), {1, 1, 1});
+  ASSERT_TRUE(work.has_value()) << demangled;
+  EXPECT_EQ(work->bytes_read, read) << demangled;
+  EXPECT_EQ(work->bytes_written, written) << demangled;
+}
+
+// Average pooling's other kernels, from their tensors by hand (the order of their parameters
+// read from their sm_90 code: torch_counted_kernels.cpp).
+TEST(TorchCountedKernels, AveragePoolingInEachLayoutAndPass) {
+  const std::string ns = "void at::native::(anonymous namespace)::";
+  float* ptr = nullptr;
+  bool flag = false;
+  int32_t outputs = 16 * 64 * 56 * 56, pw = 56, three = 3, two = 2, one = 1;
+  int64_t c = 64, h = 112, w = 112, ph = 56;
+  // The NCHW forward in fp32, 3 x 3 at stride 2: PH an int64 there, PW an int, at the
+  // channels-last kernel's positions.
+  expect_counted_bytes(ns + "avg_pool2d_out_cuda_frame<float, float>(int, float const*, long, "
+                            "long, long, long, int, int, int, int, int, int, int, float*, int, "
+                            "bool, bool)",
+                       CountedKind::kPoolFlat,
+                       {&outputs, &ptr, &c, &h, &w, &ph, &pw, &three, &three, &two, &two, &one,
+                        &one, &ptr, &one, &flag, &flag},
+                       16u * 64 * 112 * 112 * 4, 16u * 64 * 56 * 56 * 4);
+  // The backward, one thread per input element: when the windows tile the input (DenseNet's
+  // 2 x 2, stride 2 transitions), bf16, each reads its window's one gradient.
+  int32_t inputs = 16 * 128 * 56 * 56;
   int64_t c128 = 128, h56 = 56, w56 = 56, p28 = 28, zero = 0;
-  void* ta[] = {&inputs, &ptr, &c128, &h56, &w56, &p28, &p28, &two, &two, &ptr, &two, &flag, &flag};
-  work = launch_work(tiled, ta, {1, 1, 1});
-  ASSERT_TRUE(work.has_value());
-  EXPECT_EQ(work->kind, phantora::wire::WorkKind::kElementwise);
-  EXPECT_EQ(work->bytes_read, 16u * 128 * 28 * 28 * 2);
-  EXPECT_EQ(work->bytes_written, 16u * 128 * 56 * 56 * 2);
-  void* ta0[] = {&inputs, &ptr, &c128, &h56, &zero, &p28, &p28,
-                 &two,    &two, &ptr,  &two, &flag, &flag};
-  EXPECT_FALSE(launch_work(tiled, ta0, {1, 1, 1}).has_value());  // an empty input plane
-  // The general kernel, 3 x 3 windows at stride 1 with padding 1 (Inception's): as many
-  // gradients as inputs, each read once; in NCHW fp32 (PH, PW int64) and NHWC fp16 (int).
-  const TorchKernel general = classify_torch_kernel(
-      "void at::native::(anonymous namespace)::avg_pool2d_backward_out_cuda_frame<float, float, "
-      "int>(int, float const*, long, long, long, long, long, int, int, int, int, int, int, "
-      "float*, int, bool, bool, bool)");
-  ASSERT_EQ(general.family, TorchFamily::kCounted);
-  int32_t three = 3, one = 1;
-  void* ga[] = {&inputs, &ptr, &c128, &h56, &w56, &h56, &w56,  &three, &three,
-                &one,    &one, &one,  &one, &ptr, &one, &flag, &flag,  &flag};
-  work = launch_work(general, ga, {1, 1, 1});
-  ASSERT_TRUE(work.has_value());
-  EXPECT_EQ(work->bytes_read, 16u * 128 * 56 * 56 * 4);
-  EXPECT_EQ(work->bytes_written, 16u * 128 * 56 * 56 * 4);
-  const TorchKernel general_nhwc = classify_torch_kernel(
-      "void at::native::(anonymous namespace)::avg_pool2d_backward_out_cuda_frame_nhwc<c10::"
-      "Half, float, int>(int, c10::Half const*, long, long, long, int, int, int, int, int, int, "
-      "int, int, c10::Half*, int, bool, bool, bool)");
-  ASSERT_EQ(general_nhwc.family, TorchFamily::kCounted);
+  const std::string tiled = ns +
+                            "avg_pool2d_backward_nonoverlap_frame<c10::BFloat16, float, "
+                            "int>(int, c10::BFloat16 const*, long, long, long, long, long, "
+                            "int, int, c10::BFloat16*, int, bool, bool)";
+  expect_counted_bytes(
+      tiled, CountedKind::kPoolBackward,
+      {&inputs, &ptr, &c128, &h56, &w56, &p28, &p28, &two, &two, &ptr, &two, &flag, &flag},
+      16u * 128 * 28 * 28 * 2, 16u * 128 * 56 * 56 * 2);
+  std::vector<void*> empty = {&inputs, &ptr, &c128, &h56, &zero, &p28, &p28,
+                              &two,    &two, &ptr,  &two, &flag, &flag};
+  EXPECT_FALSE(launch_work(classify_torch_kernel(tiled), empty.data(), {1, 1, 1}).has_value());
+  // The general kernels, 3 x 3 windows at stride 1 with padding 1 (Inception's): as many
+  // gradients as inputs, each read once; NCHW fp32 (PH, PW int64) and NHWC fp16 (int).
+  std::vector<void*> general = {&inputs, &ptr, &c128, &h56, &w56, &h56, &w56,  &three, &three,
+                                &one,    &one, &one,  &one, &ptr, &one, &flag, &flag,  &flag};
+  expect_counted_bytes(ns + "avg_pool2d_backward_out_cuda_frame<float, float, int>(int, float "
+                            "const*, long, long, long, long, long, int, int, int, int, int, "
+                            "int, float*, int, bool, bool, bool)",
+                       CountedKind::kPoolBackward, general, 16u * 128 * 56 * 56 * 4,
+                       16u * 128 * 56 * 56 * 4);
   int32_t p56 = 56;
-  void* gn[] = {&inputs, &ptr, &c128, &h56, &w56, &p56, &p56,  &three, &three,
-                &one,    &one, &one,  &one, &ptr, &one, &flag, &flag,  &flag};
-  work = launch_work(general_nhwc, gn, {1, 1, 1});
-  ASSERT_TRUE(work.has_value());
-  EXPECT_EQ(work->bytes_read, 16u * 128 * 56 * 56 * 2);
-  EXPECT_EQ(work->bytes_written, 16u * 128 * 56 * 56 * 2);
+  general[5] = general[6] = &p56;
+  expect_counted_bytes(ns + "avg_pool2d_backward_out_cuda_frame_nhwc<c10::Half, float, int>("
+                            "int, c10::Half const*, long, long, long, int, int, int, int, int, "
+                            "int, int, int, c10::Half*, int, bool, bool, bool)",
+                       CountedKind::kPoolBackward, general, 16u * 128 * 56 * 56 * 2,
+                       16u * 128 * 56 * 56 * 2);
 }
 
 constexpr const char* kAccessor =
