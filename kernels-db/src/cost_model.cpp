@@ -186,7 +186,10 @@ KernelCost CostModel::cost_of_memset(Bytes bytes, const GpuPreset& gpu) const {
 std::optional<KernelCost> CostModel::cost_of_signature(std::string_view sig,
                                                        const GpuPreset& gpu) const {
   const std::optional<OpDesc> op = parse_signature(sig);
-  if (!op) return std::nullopt;
+  return op ? cost_of(*op, gpu) : std::nullopt;
+}
+
+std::optional<KernelCost> CostModel::cost_of(const OpDesc& op, const GpuPreset& gpu) const {
   return std::visit(
       Overloaded{
           [&](const GemmDesc& d) -> std::optional<KernelCost> { return cost_of_gemm(d, gpu); },
@@ -201,7 +204,7 @@ std::optional<KernelCost> CostModel::cost_of_signature(std::string_view sig,
           [&](const CopyDesc& d) -> std::optional<KernelCost> { return cost_of_copy(d, gpu); },
           [](const KernelDesc&) -> std::optional<KernelCost> { return std::nullopt; },
       },
-      *op);
+      op);
 }
 
 std::shared_ptr<const DbSnapshot> load_kernel_db(const std::filesystem::path& path,

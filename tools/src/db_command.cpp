@@ -83,17 +83,16 @@ struct ModelPrice {
   bool tiled = false;  // a GEMM or convolution: its compute runs in waves of output tiles
 };
 
-std::optional<ModelPrice> model_price(const std::string& sig, const std::string& gpu) {
+std::optional<ModelPrice> model_price(const kernels::OpDesc& op, const std::string& gpu) {
   const kernels::GpuPreset* preset = kernels::GpuCatalog::builtin().try_find(gpu);
-  const std::optional<kernels::OpDesc> op = kernels::parse_signature(sig);
-  if (preset == nullptr || !op) return std::nullopt;
+  if (preset == nullptr) return std::nullopt;
   const kernels::CostModel model;  // no database: the models alone
-  auto cost = model.cost_of_signature(sig, *preset);
+  auto cost = model.cost_of(op, *preset);
   if (!cost) return std::nullopt;
   return ModelPrice{std::move(*cost),
-                    kernels::analytical_estimate(*op, *preset, model.model_params()),
-                    std::holds_alternative<kernels::GemmDesc>(*op) ||
-                        std::holds_alternative<kernels::ConvDesc>(*op)};
+                    kernels::analytical_estimate(op, *preset, model.model_params()),
+                    std::holds_alternative<kernels::GemmDesc>(op) ||
+                        std::holds_alternative<kernels::ConvDesc>(op)};
 }
 
 // What the model's price is made of (docs/cost-model.md): the compute and memory terms, and for
@@ -155,7 +154,8 @@ int run_show(const DbCommand::Options& o) {
                e->provenance.device_name, e->provenance.driver_version,
                e->provenance.library_versions);
     fmt::print("  recorded at      {}\n", e->provenance.recorded_at);
-    if (const auto m = model_price(e->signature, gpu)) {
+    const std::optional<kernels::OpDesc> op = kernels::parse_signature(e->signature);
+    if (const auto m = op ? model_price(*op, gpu) : std::nullopt) {
       const double us = m->cost.duration.as_us();
       const std::string work = flops_and_bytes(*m);
       fmt::print("  model            {:.3f} us ({:.2f}x the measurement{}{})\n", us,
@@ -180,12 +180,13 @@ int run_show(const DbCommand::Options& o) {
 // The cost models' price of one signature, with no database: what a run charges for it when
 // no measured row exists.
 int run_estimate(const DbCommand::Options& o) {
-  if (!kernels::is_canonical_signature(o.signature)) {
+  const std::optional<kernels::OpDesc> op = kernels::parse_signature(o.signature);
+  if (!op) {
     throw DataError(
         fmt::format("'{}' is not a canonical signature (docs/kernels-db.md)", o.signature));
   }
   const std::string gpu = gpu_key(o.gpu);
-  const auto m = model_price(o.signature, gpu);
+  const auto m = model_price(*op, gpu);
   if (!m) {
     throw DataError(
         "a kernel: signature names a kernel by its name and grid, whose price without a "

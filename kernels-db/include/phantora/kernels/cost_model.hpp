@@ -122,6 +122,8 @@ class CostModel {
   // text that is not a canonical signature and for kernels known only by name, whose price
   // without a row depends on the launch (decoded arguments, grid), not on the signature alone.
   std::optional<KernelCost> cost_of_signature(std::string_view sig, const GpuPreset& gpu) const;
+  // The same for an operation already parsed (parse_signature).
+  std::optional<KernelCost> cost_of(const OpDesc& op, const GpuPreset& gpu) const;
 
   // H2D/D2H over PCIe (pageable host memory at pageable_factor of the pinned rate); D2D reads
   // and writes HBM (2 × bytes at the achieved HBM rate, HBM × memory_efficiency); peer over
