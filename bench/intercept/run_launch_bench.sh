@@ -6,8 +6,9 @@
 # Prints one line per mode, in ns per call: a plain non-inlined function call; launches via
 # cudaLaunchKernel and via <<<>>> in bursts of BURST (default 500; the shim's own cost, and the
 # shim's 64 KiB batch send when a burst holds more than 64 KiB of records, 356 launches of 184
-# bytes with their header; the daemon drains between bursts, untimed) and sustained (LAUNCHES_PER_ROUND in a row: once the socket buffer
-# is full the rank runs at the daemon's pace). Target: under 1000 ns per launch.
+# bytes with their header; the daemon drains between bursts, untimed) and sustained
+# (LAUNCHES_PER_ROUND in a row: once the socket buffer is full the rank runs at the daemon's
+# pace). Target: under 1000 ns per launch.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 build="$(cd "${1:-build}" && pwd)"

@@ -668,20 +668,17 @@ std::optional<Traffic> counted_traffic(const CountedKernel& k, void* const* args
       w.written = slices * arg(1) * (b(0) + b(1));
       break;
     }
-    case CountedKind::kPoolFlat: {
-      // outputs (N·C·PH·PW) over PH·PW planes of H·W inputs; each output and its index.
-      const uint64_t outputs = arg(0), planes_out = arg(3) * arg(4);
-      if (planes_out == 0) return std::nullopt;
-      w.read = outputs / planes_out * arg(1) * arg(2) * b(0);
-      w.written = outputs * (b(0) + b(1));
-      break;
-    }
+    case CountedKind::kPoolFlat:
     case CountedKind::kPoolBackward: {
-      // (inputs, H, W, PH, PW): N·C·H·W input gradients written, N·C·PH·PW gradients read.
-      const uint64_t inputs = arg(0), plane_in = arg(1) * arg(2);
-      if (plane_in == 0) return std::nullopt;
-      w.read = inputs / plane_in * arg(3) * arg(4) * b(0);
-      w.written = inputs * b(0);
+      // (count, H, W, PH, PW): the forward's count is its outputs (N·C·PH·PW), the backward's
+      // its input gradients (N·C·H·W), each written with an index of b(1) bytes (max pooling's;
+      // none for the others). The other side, N·C planes of the other size, is read once.
+      const bool forward = k.kind == CountedKind::kPoolFlat;
+      const uint64_t plane_in = arg(1) * arg(2), plane_out = arg(3) * arg(4);
+      const uint64_t written_plane = forward ? plane_out : plane_in;
+      if (written_plane == 0) return std::nullopt;
+      w.read = arg(0) / written_plane * (forward ? plane_in : plane_out) * b(0);
+      w.written = arg(0) * (b(0) + b(1));
       break;
     }
     case CountedKind::kMaxPoolForward:
