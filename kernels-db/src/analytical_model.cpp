@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "phantora/overloaded.hpp"
 
@@ -109,6 +110,21 @@ double gemm_flops(const GemmDesc& d) {
 
 double hbm_plateau_bytes_per_s(const GpuPreset& gpu, const ModelParams& params) {
   return gpu.perf.hbm.as_bytes_per_s() * params.for_gpu(gpu.key).memory_efficiency;
+}
+
+std::optional<Bandwidth> copy_link(wire::CopyKind kind, const GpuPerf& perf) {
+  switch (kind) {
+    case wire::CopyKind::kHostToDevice:
+    case wire::CopyKind::kDeviceToHost:
+      return perf.pcie;
+    case wire::CopyKind::kPeer:
+      return perf.nvlink_links > 0 && perf.nvlink.as_bytes_per_s() > 0 ? perf.nvlink : perf.pcie;
+    case wire::CopyKind::kDeviceToDevice:
+      return perf.hbm;
+    case wire::CopyKind::kHostToHost:
+      return std::nullopt;
+  }
+  throw std::invalid_argument("copy_link: unknown copy kind");
 }
 
 namespace {

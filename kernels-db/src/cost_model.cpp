@@ -1,7 +1,6 @@
 #include "phantora/kernels/cost_model.hpp"
 
 #include <algorithm>
-#include <stdexcept>
 #include <tuple>
 
 #include "phantora/overloaded.hpp"
@@ -221,28 +220,24 @@ void record_missing(const std::filesystem::path& path, const MissingLog& missing
 
 SimTime CostModel::copy_cost(wire::CopyKind kind, Bytes bytes, bool pinned_host,
                              const GpuPreset& gpu) const {
+  const std::optional<Bandwidth> link = copy_link(kind, gpu.perf);
+  if (!link) return params_.host_to_host.transfer_time(bytes);
   switch (kind) {
     case wire::CopyKind::kHostToDevice:
     case wire::CopyKind::kDeviceToHost: {
       const double factor = pinned_host ? 1.0 : params_.pageable_factor;
-      const Bandwidth bw = Bandwidth::bytes_per_s(gpu.perf.pcie.as_bytes_per_s() * factor);
+      const Bandwidth bw = Bandwidth::bytes_per_s(link->as_bytes_per_s() * factor);
       return params_.host_device_latency + bw.transfer_time(bytes);
     }
     case wire::CopyKind::kDeviceToDevice:
       // Every byte is read from and written back to HBM, at the rate streaming kernels reach
-      // (copies are the [hbm-probe] measurement that rate comes from).
+      // (copies are the [hbm-probe] measurement that rate comes from), not at the link's peak.
       return params_.device_local_latency + achieved_hbm(gpu).transfer_time(bytes + bytes);
-    case wire::CopyKind::kPeer: {
-      // A part without NVLink (a preset file may say 0) copies between peers over PCIe.
-      const Bandwidth bw = gpu.perf.nvlink_links > 0 && gpu.perf.nvlink.as_bytes_per_s() > 0
-                               ? gpu.perf.nvlink
-                               : gpu.perf.pcie;
-      return params_.device_local_latency + bw.transfer_time(bytes);
-    }
-    case wire::CopyKind::kHostToHost:
-      return params_.host_to_host.transfer_time(bytes);
+    case wire::CopyKind::kPeer:
+    case wire::CopyKind::kHostToHost:  // no link: priced above
+      break;
   }
-  throw std::invalid_argument("copy_cost: unknown copy kind");
+  return params_.device_local_latency + link->transfer_time(bytes);
 }
 
 SimTime CostModel::memset_cost(Bytes bytes, const GpuPreset& gpu) const {

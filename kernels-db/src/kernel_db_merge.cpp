@@ -22,24 +22,6 @@ double sustained_share(const GpuPreset& gpu) {
   return gpu.perf.sustained_clock_mhz / gpu.perf.tensor_peak_clock_mhz;
 }
 
-// The link a copy of this kind runs on (host-to-host: the host's memcpy, the same on both).
-double copy_rate(const CopyDesc& c, const GpuPreset& gpu) {
-  switch (c.kind) {
-    case wire::CopyKind::kHostToDevice:
-    case wire::CopyKind::kDeviceToHost:
-      return gpu.perf.pcie.as_bytes_per_s();
-    case wire::CopyKind::kPeer:
-      return gpu.perf.nvlink_links > 0 && gpu.perf.nvlink.as_bytes_per_s() > 0
-                 ? gpu.perf.nvlink.as_bytes_per_s()
-                 : gpu.perf.pcie.as_bytes_per_s();
-    case wire::CopyKind::kHostToHost:
-      return 1.0;
-    case wire::CopyKind::kDeviceToDevice:
-      break;
-  }
-  return gpu.perf.hbm.as_bytes_per_s();
-}
-
 // The rate that bounds an operation of this signature on this GPU (any unit, same for both).
 double bounding_rate(std::string_view sig, const GpuPreset& gpu) {
   const double hbm = gpu.perf.hbm.as_bytes_per_s();
@@ -56,7 +38,11 @@ double bounding_rate(std::string_view sig, const GpuPreset& gpu) {
             const GemmDesc g = conv_implicit_gemm(c);
             return tensor(g.a, g.compute);
           },
-          [&](const CopyDesc& c) { return copy_rate(c, gpu); },
+          [&](const CopyDesc& c) {
+            // A host-to-host copy is the host's memcpy, the same on both parts.
+            const std::optional<Bandwidth> link = copy_link(c.kind, gpu.perf);
+            return link ? link->as_bytes_per_s() : 1.0;
+          },
           // Memory-bound operations and kernels known only by name: most are bandwidth-bound.
           [&](const auto&) { return hbm; },
       },

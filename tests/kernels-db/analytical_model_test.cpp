@@ -39,6 +39,25 @@ double efficiency(const GemmDesc& d, const GpuPreset& g) {
   return e.flops / e.duration.as_seconds() / peak_flops(g.perf, d.a, d.compute);
 }
 
+// Each kind of copy crosses one link of the part (gpus.toml): PCIe between host and device,
+// NVLink between peers, HBM within the device; a part without NVLink copies between peers over
+// PCIe; a host-to-host copy crosses none of the GPU's links.
+TEST(CopyLink, EachKindOfCopyCrossesItsLink) {
+  const GpuPerf& h100 = gpu("h100").perf;
+  EXPECT_DOUBLE_EQ(copy_link(wire::CopyKind::kHostToDevice, h100)->as_bytes_per_s(), 50e9);
+  EXPECT_DOUBLE_EQ(copy_link(wire::CopyKind::kDeviceToHost, h100)->as_bytes_per_s(), 50e9);
+  EXPECT_DOUBLE_EQ(copy_link(wire::CopyKind::kPeer, h100)->as_bytes_per_s(), 450e9);
+  EXPECT_DOUBLE_EQ(copy_link(wire::CopyKind::kDeviceToDevice, h100)->as_bytes_per_s(), 3350e9);
+  EXPECT_FALSE(copy_link(wire::CopyKind::kHostToHost, h100).has_value());
+
+  GpuPerf no_nvlink = h100;
+  no_nvlink.nvlink_links = 0;
+  EXPECT_DOUBLE_EQ(copy_link(wire::CopyKind::kPeer, no_nvlink)->as_bytes_per_s(), 50e9);
+  no_nvlink = h100;
+  no_nvlink.nvlink = Bandwidth::bytes_per_s(0);
+  EXPECT_DOUBLE_EQ(copy_link(wire::CopyKind::kPeer, no_nvlink)->as_bytes_per_s(), 50e9);
+}
+
 TEST(GemmModel, LargeBf16CubeOnH100ByHand) {
   // 4096³: 32 × 32 = 1024 tiles of 128×128 on 132 SMs = 7.76, i.e. 8 waves. One tile is
   // 2·128·128·(4096 + 207) FLOPs at one SM's share of the main loop's rate, 989.4 TFLOPS ×

@@ -137,6 +137,11 @@ double head_dim_rate(const ModelParams::HeadDimRates& rates, uint64_t head_dim);
 // The bandwidth large memory-bound kernels reach: HBM's peak × memory_efficiency.
 double hbm_plateau_bytes_per_s(const GpuPreset& gpu, const ModelParams& params);
 
+// The link a copy of this kind crosses on this part, at its peak: PCIe between host and device,
+// NVLink between peers (PCIe on a part without it: a preset file may say 0 links), HBM within
+// the device. None for a copy between two host buffers, which is the host's memcpy.
+std::optional<Bandwidth> copy_link(wire::CopyKind kind, const GpuPerf& perf);
+
 // Bytes an operation moves to and from HBM by its description: each operand read once and each
 // result written once (a GEMM's C twice when it accumulates). The estimates' memory term (a GEMM
 // split along K moves its fp32 partials instead of C, and its reduction's: Estimate::bytes), and
