@@ -12,6 +12,9 @@ constexpr GpuSystem kGpuSystems[] = {
     {"a100-80gb", "dgx-a100",
      "NVIDIA DGX A100 User Guide, 'Hardware Overview': 8 x A100 SXM4 "
      "(https://docs.nvidia.com/dgx/dgxa100-user-guide/introduction-to-dgxa100.html)"},
+    {"a100-40gb", "dgx-a100",
+     "NVIDIA DGX A100 User Guide, 'Hardware Overview': 8 x A100 SXM4, 40 GB each in the 320 GB "
+     "system (https://docs.nvidia.com/dgx/dgxa100-user-guide/introduction-to-dgxa100.html)"},
     {"h100", "dgx-h100",
      "NVIDIA DGX H100/H200 User Guide, 'Hardware Overview': 8 x H100 SXM5 "
      "(https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html)"},

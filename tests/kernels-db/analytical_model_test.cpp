@@ -162,6 +162,24 @@ TEST(ClockModel, Hbm2ePartMovesBytesAtItsOwnBandwidth) {
   EXPECT_NEAR(memory_op_estimate(op, part, params()).duration.as_seconds() * 1e6, by_hand_us, 1e-3);
 }
 
+TEST(ClockModel, A100FortyGigabytesDiffersFromTheEightyInMemoryAlone) {
+  // Same GA100, same clocks and efficiencies: a GEMM's compute term is equal; a memory-bound
+  // kernel's byte term takes 2039 / 1555 times longer (memory efficiency 0.88 on both), its
+  // floor not.
+  const GpuPreset& a80 = gpu("a100-80gb");
+  const GpuPreset& a40 = gpu("a100-40gb");
+  const Estimate g80 = gemm_estimate(cube(4096), a80, params());
+  const Estimate g40 = gemm_estimate(cube(4096), a40, params());
+  EXPECT_DOUBLE_EQ(g40.compute_us, g80.compute_us);
+  EXPECT_NEAR(g40.memory_us, g80.memory_us * 2039.0 / 1555.0, 1e-9);
+
+  MemoryOpDesc op;
+  op.bytes_read = op.bytes_written = 1ull << 28;                     // 512 MiB moved
+  const double floor_us = params().memory_floor.as_seconds() * 1e6;  // 3 µs, models.toml
+  const double by_hand_us = floor_us + 2.0 * (1ull << 28) / (1555e9 * 0.88) * 1e6;
+  EXPECT_NEAR(memory_op_estimate(op, a40, params()).duration.as_seconds() * 1e6, by_hand_us, 1e-3);
+}
+
 TEST(GemmModel, Bf16Cube8192OnH100IsWithin1p15To1p35OfPeakTime) {
   // Issue 17's band. By hand: 4096 tiles = 31.03 waves → 32 (4224 tile-times), each of
   // 8192 + 207 of K at the main loop's rate (0.763 × 6351 / 6144 of peak):

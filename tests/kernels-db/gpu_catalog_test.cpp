@@ -19,10 +19,33 @@ std::string error_of(auto&& fn) {
   return "(no error)";
 }
 
-TEST(GpuCatalog, BuiltinHasTheSixPresets) {
+TEST(GpuCatalog, BuiltinHasTheSevenPresets) {
   const auto names = GpuCatalog::builtin().names();
-  EXPECT_EQ(names, (std::vector<std::string>{"a100-80gb", "h100", "h100-500w", "h100-96gb-500w",
-                                             "h200", "b200"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"a100-80gb", "a100-40gb", "h100", "h100-500w",
+                                             "h100-96gb-500w", "h200", "b200"}));
+}
+
+// The 40 GB A100 is the 80 GB part's GA100 with HBM2: every compute figure and link the same,
+// its memory as the part reports it (PaddlePaddle's printout: 40536 MiB) and 1,555 GB/s, which
+// its memory clock and bus give (1215 MHz × 2 × 5120 bit / 8).
+TEST(GpuCatalog, A100FortyGigabytesIsTheEightyWithHbm2) {
+  const GpuCatalog& c = GpuCatalog::builtin();
+  const GpuPreset& a40 = c.find("a100-40gb");
+  const GpuPreset& a80 = c.find("a100-80gb");
+  EXPECT_EQ(c.find("A100-SXM4-40GB").key, "a100-40gb");
+  EXPECT_EQ(a40.device_name(), "NVIDIA A100-SXM4-40GB");
+  EXPECT_EQ(a40.device.total_global_mem, 40536ull << 20);
+  EXPECT_EQ(a40.device.pci_device_id, 0x20b0);
+  EXPECT_DOUBLE_EQ(a40.perf.hbm.as_gbytes_per_s(), 1555.0);
+  EXPECT_NEAR(a40.device.memory_clock_khz * 1e3 * 2 * a40.device.memory_bus_width_bits / 8 / 1e9,
+              a40.perf.hbm.as_gbytes_per_s(), 0.5);
+  EXPECT_EQ(a40.device.multiprocessor_count, a80.device.multiprocessor_count);
+  EXPECT_EQ(a40.device.clock_khz, a80.device.clock_khz);
+  EXPECT_EQ(a40.perf.bf16_tflops, a80.perf.bf16_tflops);
+  EXPECT_EQ(a40.perf.tf32_tflops, a80.perf.tf32_tflops);
+  EXPECT_EQ(a40.perf.sustained_clock_mhz, a80.perf.sustained_clock_mhz);
+  EXPECT_EQ(a40.perf.nvlink.as_gbytes_per_s(), a80.perf.nvlink.as_gbytes_per_s());
+  EXPECT_EQ(a40.perf.pcie.as_gbytes_per_s(), a80.perf.pcie.as_gbytes_per_s());
 }
 
 // Figures from the vendor datasheets and public deviceQuery output (kernels-db/data/gpus.toml).
