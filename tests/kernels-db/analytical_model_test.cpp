@@ -145,39 +145,35 @@ TEST(ClockModel, PowerLimitedH100ScalesComputeButNotMemory) {
             memory_op_estimate(op, full, params()).duration);
 }
 
-TEST(ClockModel, Hbm2ePartMovesBytesAtItsOwnBandwidth) {
-  // h100-96gb-500w is h100-500w with 2.4 TB/s of HBM2e: compute terms are equal, a memory-bound
-  // kernel's byte term takes 3350 / 2400 times longer (same efficiency, 0.90), its floor not.
-  const GpuPreset& capped = gpu("h100-500w");
-  const GpuPreset& part = gpu("h100-96gb-500w");
-  const Estimate g80 = gemm_estimate(cube(4096), capped, params());
-  const Estimate g96 = gemm_estimate(cube(4096), part, params());
-  EXPECT_DOUBLE_EQ(g96.compute_us, g80.compute_us);
-  EXPECT_NEAR(g96.memory_us, g80.memory_us * 3350.0 / 2400.0, 1e-9);
+// Parts that differ from a sibling in their memory alone: compute terms are equal, a memory-bound
+// kernel's byte term takes the bandwidths' ratio longer (the same efficiency on both), its floor
+// not. h100-96gb-500w is h100-500w with 2.4 TB/s of HBM2e; a100-40gb is a100-80gb with 1,555 GB/s
+// of HBM2.
+TEST(ClockModel, PartsWithOtherMemoryMoveBytesAtTheirOwnBandwidth) {
+  struct Case {
+    const char* sibling;
+    const char* part;
+    double sibling_gb_per_s, part_gb_per_s, memory_efficiency;
+  };
+  for (const Case& c : {Case{"h100-500w", "h100-96gb-500w", 3350, 2400, 0.90},
+                        Case{"a100-80gb", "a100-40gb", 2039, 1555, 0.88}}) {
+    const GpuPreset& sibling = gpu(c.sibling);
+    const GpuPreset& part = gpu(c.part);
+    const Estimate g_sibling = gemm_estimate(cube(4096), sibling, params());
+    const Estimate g_part = gemm_estimate(cube(4096), part, params());
+    EXPECT_DOUBLE_EQ(g_part.compute_us, g_sibling.compute_us) << c.part;
+    EXPECT_NEAR(g_part.memory_us, g_sibling.memory_us * c.sibling_gb_per_s / c.part_gb_per_s, 1e-9)
+        << c.part;
 
-  MemoryOpDesc op;
-  op.bytes_read = op.bytes_written = 1ull << 28;                     // 512 MiB moved
-  const double floor_us = params().memory_floor.as_seconds() * 1e6;  // 3 µs, models.toml
-  const double by_hand_us = floor_us + 2.0 * (1ull << 28) / (2400e9 * 0.90) * 1e6;
-  EXPECT_NEAR(memory_op_estimate(op, part, params()).duration.as_seconds() * 1e6, by_hand_us, 1e-3);
-}
-
-TEST(ClockModel, A100FortyGigabytesDiffersFromTheEightyInMemoryAlone) {
-  // Same GA100, same clocks and efficiencies: a GEMM's compute term is equal; a memory-bound
-  // kernel's byte term takes 2039 / 1555 times longer (memory efficiency 0.88 on both), its
-  // floor not.
-  const GpuPreset& a80 = gpu("a100-80gb");
-  const GpuPreset& a40 = gpu("a100-40gb");
-  const Estimate g80 = gemm_estimate(cube(4096), a80, params());
-  const Estimate g40 = gemm_estimate(cube(4096), a40, params());
-  EXPECT_DOUBLE_EQ(g40.compute_us, g80.compute_us);
-  EXPECT_NEAR(g40.memory_us, g80.memory_us * 2039.0 / 1555.0, 1e-9);
-
-  MemoryOpDesc op;
-  op.bytes_read = op.bytes_written = 1ull << 28;                     // 512 MiB moved
-  const double floor_us = params().memory_floor.as_seconds() * 1e6;  // 3 µs, models.toml
-  const double by_hand_us = floor_us + 2.0 * (1ull << 28) / (1555e9 * 0.88) * 1e6;
-  EXPECT_NEAR(memory_op_estimate(op, a40, params()).duration.as_seconds() * 1e6, by_hand_us, 1e-3);
+    MemoryOpDesc op;
+    op.bytes_read = op.bytes_written = 1ull << 28;                     // 512 MiB moved
+    const double floor_us = params().memory_floor.as_seconds() * 1e6;  // 3 µs, models.toml
+    const double by_hand_us =
+        floor_us + 2.0 * (1ull << 28) / (c.part_gb_per_s * 1e9 * c.memory_efficiency) * 1e6;
+    EXPECT_NEAR(memory_op_estimate(op, part, params()).duration.as_seconds() * 1e6, by_hand_us,
+                1e-3)
+        << c.part;
+  }
 }
 
 TEST(GemmModel, Bf16Cube8192OnH100IsWithin1p15To1p35OfPeakTime) {
