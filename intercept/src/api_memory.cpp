@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 
+#include "../runtime_abi.hpp"
 #include "address_space.hpp"
 #include "capture.hpp"
 #include "context.hpp"
@@ -466,27 +467,38 @@ cudaError_t cudaHostGetFlags(unsigned int* flags, void* host) {
   return cudaSuccess;
 }
 
+namespace {
+
+cudaPointerAttributes pointer_attributes(const void* ptr) {
+  cudaPointerAttributes a{};
+  if (auto owner = AddressSpace::get().owner(ptr)) {
+    a.type = cudaMemoryTypeDevice;
+    a.device = 0;
+    for (int i = 0; i < visible_device_count(); ++i) {
+      if (physical_device(i) == owner->device) a.device = i;
+    }
+    a.devicePointer = const_cast<void*>(ptr);
+  } else if (is_pinned(ptr, 1)) {
+    a.type = cudaMemoryTypeHost;
+    a.device = current_device();
+    a.devicePointer = const_cast<void*>(ptr);
+    a.hostPointer = const_cast<void*>(ptr);
+  } else {
+    a.type = cudaMemoryTypeUnregistered;
+    a.device = -2;
+  }
+  return a;
+}
+
+}  // namespace
+
+// A CUDA 12 program passes the struct without CUDA 13's reserved tail (runtime_abi.hpp):
+// writing the whole CUDA 13 struct overwrote 64 bytes of its stack (PyTorch's pin-memory
+// thread crashed in the DataLoader).
 cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attr, const void* ptr) {
   if (attr == nullptr) return set_error(cudaErrorInvalidValue);
-  *attr = cudaPointerAttributes{};
-  if (auto owner = AddressSpace::get().owner(ptr)) {
-    attr->type = cudaMemoryTypeDevice;
-    attr->device = 0;
-    for (int i = 0; i < visible_device_count(); ++i) {
-      if (physical_device(i) == owner->device) attr->device = i;
-    }
-    attr->devicePointer = const_cast<void*>(ptr);
-    return cudaSuccess;
-  }
-  if (is_pinned(ptr, 1)) {
-    attr->type = cudaMemoryTypeHost;
-    attr->device = current_device();
-    attr->devicePointer = const_cast<void*>(ptr);
-    attr->hostPointer = const_cast<void*>(ptr);
-    return cudaSuccess;
-  }
-  attr->type = cudaMemoryTypeUnregistered;
-  attr->device = -2;
+  intercept::write_pointer_attributes(attr, pointer_attributes(ptr),
+                                      intercept::linked_cudart_major());
   return cudaSuccess;
 }
 

@@ -1,14 +1,12 @@
 #include "registry.hpp"
 
 #include <cuda_runtime_api.h>
-#include <link.h>
 
-#include <cstdlib>
-#include <cstring>
 #include <map>
 #include <mutex>
 #include <set>
 
+#include "../runtime_abi.hpp"
 #include "address_space.hpp"
 
 namespace phantora::shim {
@@ -79,24 +77,11 @@ namespace phantora::shim {
 namespace {
 
 // PyTorch sizes its multi-tensor metadata by the CUDA major it was built with
-// (torch_multi_tensor.hpp); the runtime it links, libcudart.so.<major>, is loaded beside the
-// shim (whose definitions win) and says which. A process without one gets the toolkit's.
+// (torch_multi_tensor.hpp): that of the runtime it links.
 MultiTensorLimits process_multi_tensor_limits() {
-  static const MultiTensorLimits limits = [] {
-    int major = 0;
-    dl_iterate_phdr(
-        [](dl_phdr_info* info, size_t, void* data) {
-          const char* at =
-              info->dlpi_name != nullptr ? std::strstr(info->dlpi_name, "libcudart.so.") : nullptr;
-          if (at != nullptr) *static_cast<int*>(data) = std::atoi(at + 13);
-          return *static_cast<int*>(data) > 0 ? 1 : 0;
-        },
-        &major);
-    MultiTensorLimits l;
-    l.large_kernel_args = major > 0 ? major >= 13 : CUDART_VERSION >= 13000;
-    return l;
-  }();
-  return limits;
+  MultiTensorLimits l;
+  l.large_kernel_args = intercept::linked_cudart_major() >= 13;
+  return l;
 }
 
 }  // namespace
