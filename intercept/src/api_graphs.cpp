@@ -2,6 +2,7 @@
 // the longest dependency chain of its nodes (computed by the daemon from each node's cost).
 #include <cuda_runtime_api.h>
 
+#include "../runtime_abi.hpp"
 #include "capture.hpp"
 #include "context.hpp"
 #include "pt_variants.hpp"
@@ -151,11 +152,71 @@ PHANTORA_DEFINE_PT(cudaStreamEndCapture, _ptsz, (cudaStream_t stream, cudaGraph_
                    (stream, graph))
 PHANTORA_DEFINE_PT(cudaStreamIsCapturing, _ptsz,
                    (cudaStream_t stream, cudaStreamCaptureStatus* status), (stream, status))
-PHANTORA_DEFINE_PT(cudaStreamGetCaptureInfo, _ptsz,
-                   (cudaStream_t stream, cudaStreamCaptureStatus* status, unsigned long long* id,
-                    cudaGraph_t* graph, const cudaGraphNode_t** deps,
-                    const cudaGraphEdgeData** edges, size_t* num_deps),
-                   (stream, status, id, graph, deps, edges, num_deps))
+
+// cudaStreamGetCaptureInfo: CUDA 13 takes seven arguments. CUDA 12 exported the name with its
+// first three (its headers send programs to _v2, with six, or _v3, with seven), so in a CUDA
+// 12 process the last four are whatever the caller's registers and stack held: not written.
+namespace {
+
+cudaError_t capture_info_of_callers_runtime(bool pt, cudaStream_t stream,
+                                            cudaStreamCaptureStatus* status, unsigned long long* id,
+                                            cudaGraph_t* graph, const cudaGraphNode_t** deps,
+                                            const cudaGraphEdgeData** edges, size_t* num_deps) {
+  if (intercept::linked_cudart_major() < 13) {
+    return cudaStreamGetCaptureInfo_impl(pt, stream, status, id, nullptr, nullptr, nullptr,
+                                         nullptr);
+  }
+  return cudaStreamGetCaptureInfo_impl(pt, stream, status, id, graph, deps, edges, num_deps);
+}
+
+}  // namespace
+
+extern "C" {
+
+cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, cudaStreamCaptureStatus* status,
+                                     unsigned long long* id, cudaGraph_t* graph,
+                                     const cudaGraphNode_t** deps, const cudaGraphEdgeData** edges,
+                                     size_t* num_deps) {
+  return capture_info_of_callers_runtime(false, stream, status, id, graph, deps, edges, num_deps);
+}
+
+cudaError_t cudaStreamGetCaptureInfo_ptsz(cudaStream_t stream, cudaStreamCaptureStatus* status,
+                                          unsigned long long* id, cudaGraph_t* graph,
+                                          const cudaGraphNode_t** deps,
+                                          const cudaGraphEdgeData** edges, size_t* num_deps) {
+  return capture_info_of_callers_runtime(true, stream, status, id, graph, deps, edges, num_deps);
+}
+
+// CUDA 12's six-argument form (no edge data), where its headers send cudaStreamGetCaptureInfo.
+cudaError_t cudaStreamGetCaptureInfo_v2(cudaStream_t stream, cudaStreamCaptureStatus* status,
+                                        unsigned long long* id, cudaGraph_t* graph,
+                                        const cudaGraphNode_t** deps, size_t* num_deps) {
+  return cudaStreamGetCaptureInfo_impl(false, stream, status, id, graph, deps, nullptr, num_deps);
+}
+
+cudaError_t cudaStreamGetCaptureInfo_v2_ptsz(cudaStream_t stream, cudaStreamCaptureStatus* status,
+                                             unsigned long long* id, cudaGraph_t* graph,
+                                             const cudaGraphNode_t** deps, size_t* num_deps) {
+  return cudaStreamGetCaptureInfo_impl(true, stream, status, id, graph, deps, nullptr, num_deps);
+}
+
+// CUDA 12.3's seven-argument form: CUDA 13's cudaStreamGetCaptureInfo.
+cudaError_t cudaStreamGetCaptureInfo_v3(cudaStream_t stream, cudaStreamCaptureStatus* status,
+                                        unsigned long long* id, cudaGraph_t* graph,
+                                        const cudaGraphNode_t** deps,
+                                        const cudaGraphEdgeData** edges, size_t* num_deps) {
+  return cudaStreamGetCaptureInfo_impl(false, stream, status, id, graph, deps, edges, num_deps);
+}
+
+cudaError_t cudaStreamGetCaptureInfo_v3_ptsz(cudaStream_t stream, cudaStreamCaptureStatus* status,
+                                             unsigned long long* id, cudaGraph_t* graph,
+                                             const cudaGraphNode_t** deps,
+                                             const cudaGraphEdgeData** edges, size_t* num_deps) {
+  return cudaStreamGetCaptureInfo_impl(true, stream, status, id, graph, deps, edges, num_deps);
+}
+
+}  // extern "C"
+
 PHANTORA_DEFINE_PT(cudaGraphInstantiateWithParams, _ptsz,
                    (cudaGraphExec_t * exec, cudaGraph_t graph, cudaGraphInstantiateParams* params),
                    (exec, graph, params))
