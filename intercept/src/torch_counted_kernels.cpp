@@ -223,6 +223,14 @@ constexpr KernelLayout kKernelLayouts[] = {
     // <T, acc[, index]>(output gradient, indices, N, C, H, W, PH, PW, ..., input gradient)
     {"::max_pool_backward_nchw", 3, 17, CountedKind::kMaxPoolBackward,
      wire::WorkKind::kElementwise, 0, {2, 3, 4, 5, 6, 7, kNo}, {0, 0, 0}},
+    // Max pooling as PyTorch 2.8 (its CUDA 12 wheel) and earlier declare it: the same
+    // parameters, one template argument fewer (no index type; DilatedMaxPool2d.cu).
+    {"::max_pool_forward_nchw", 1, 17, CountedKind::kPoolFlat, wire::WorkKind::kReduce, 0,
+     {0, 3, 4, 5, 6, kNo, kNo}, {8, 0, 0}},
+    {"::max_pool_forward_nhwc", 1, 23, CountedKind::kMaxPoolForward, wire::WorkKind::kReduce, 0,
+     {1, 2, 3, 4, 5, 6, kNo}, {0, 0, 0}},
+    {"::max_pool_backward_nchw", 2, 17, CountedKind::kMaxPoolBackward,
+     wire::WorkKind::kElementwise, 0, {2, 3, 4, 5, 6, 7, kNo}, {0, 0, 0}},
     {"::max_pool_backward_nhwc", 2, 22, CountedKind::kMaxPoolBackward,
      wire::WorkKind::kElementwise, 0, {2, 3, 4, 5, 6, 7, kNo}, {0, 0, 0}},
     // <kSize, T, index>(in, out, weight, bias, bool bias, outputs, K, multiplier, W, H, Q, P,

@@ -650,6 +650,29 @@ void expect_counted_bytes(const std::string& demangled, CountedKind kind,
   EXPECT_EQ(work->bytes_written, written) << demangled;
 }
 
+// PyTorch 2.8 (the CUDA 12 wheel) declares the NCHW max pooling kernels with one template
+// argument fewer and the same parameters (names as its build launches them under
+// pytorch/examples' imagenet/main.py): priced as PyTorch 2.15's, by hand.
+TEST(TorchCountedKernels, MaxPoolingOfPyTorch2p8) {
+  const std::string ns = "void at::native::(anonymous namespace)::";
+  float* ptr = nullptr;
+  int32_t outputs = 16 * 64 * 56 * 56, ph = 56, pw = 56, three = 3, n = 16;
+  int64_t c = 64, h = 112, w = 112;
+  expect_counted_bytes(ns + "max_pool_forward_nchw<float>(int, float const*, long, long, long, "
+                            "int, int, int, int, int, int, int, int, int, int, float*, long*)",
+                       CountedKind::kPoolFlat,
+                       {&outputs, &ptr, &c, &h, &w, &ph, &pw, &three, &three, &three, &three,
+                        &three, &three, &three, &three, &ptr, &ptr},
+                       16u * 64 * 112 * 112 * 4, 16u * 64 * 56 * 56 * (4 + 8));
+  expect_counted_bytes(ns + "max_pool_backward_nchw<float, float>(float const*, long const*, "
+                            "int, long, long, long, int, int, int, int, int, int, int, int, "
+                            "int, int, float*)",
+                       CountedKind::kMaxPoolBackward,
+                       {&ptr, &ptr, &n, &c, &h, &w, &ph, &pw, &three, &three, &three, &three,
+                        &three, &three, &three, &three, &ptr},
+                       16u * 64 * 56 * 56 * (4 + 8), 16u * 64 * 112 * 112 * 4);
+}
+
 // Average pooling's other kernels, from their tensors by hand (the order of their parameters
 // read from their sm_90 code: torch_counted_kernels.cpp).
 TEST(TorchCountedKernels, AveragePoolingInEachLayoutAndPass) {
