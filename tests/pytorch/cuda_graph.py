@@ -4,7 +4,7 @@
 # CUDA 12 PyTorch the capture asks cudaStreamGetCaptureInfo_v2, CUDA 12's name.
 import torch
 
-n, reps = 4096, 5
+n, reps = 8192, 5  # GPU-bound: host time between launches stays hidden
 x = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
 w = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
 
