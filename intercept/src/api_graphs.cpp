@@ -52,10 +52,9 @@ cudaError_t cudaStreamIsCapturing_impl(bool pt, cudaStream_t stream,
   return cudaSuccess;
 }
 
-cudaError_t cudaStreamGetCaptureInfo_impl(bool pt, cudaStream_t stream,
-                                          cudaStreamCaptureStatus* status, unsigned long long* id,
-                                          cudaGraph_t* graph, const cudaGraphNode_t** deps,
-                                          const cudaGraphEdgeData** edges, size_t* num_deps) {
+cudaError_t capture_info(bool pt, cudaStream_t stream, cudaStreamCaptureStatus* status,
+                         unsigned long long* id, cudaGraph_t* graph, const cudaGraphNode_t** deps,
+                         const cudaGraphEdgeData** edges, size_t* num_deps) {
   if (status == nullptr) return set_error(cudaErrorInvalidValue);
   CUstream_st* s = resolve_stream(stream, pt);
   *status = s->capture != nullptr ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
@@ -158,64 +157,48 @@ PHANTORA_DEFINE_PT(cudaStreamIsCapturing, _ptsz,
 // 12 process the last four are whatever the caller's registers and stack held: not written.
 namespace {
 
-cudaError_t capture_info_of_callers_runtime(bool pt, cudaStream_t stream,
-                                            cudaStreamCaptureStatus* status, unsigned long long* id,
-                                            cudaGraph_t* graph, const cudaGraphNode_t** deps,
-                                            const cudaGraphEdgeData** edges, size_t* num_deps) {
+cudaError_t cudaStreamGetCaptureInfo_impl(bool pt, cudaStream_t stream,
+                                          cudaStreamCaptureStatus* status, unsigned long long* id,
+                                          cudaGraph_t* graph, const cudaGraphNode_t** deps,
+                                          const cudaGraphEdgeData** edges, size_t* num_deps) {
   if (intercept::linked_cudart_major() < 13) {
-    return cudaStreamGetCaptureInfo_impl(pt, stream, status, id, nullptr, nullptr, nullptr,
-                                         nullptr);
+    return capture_info(pt, stream, status, id, nullptr, nullptr, nullptr, nullptr);
   }
-  return cudaStreamGetCaptureInfo_impl(pt, stream, status, id, graph, deps, edges, num_deps);
+  return capture_info(pt, stream, status, id, graph, deps, edges, num_deps);
+}
+
+// CUDA 12's six-argument form (no edge data), where its headers send cudaStreamGetCaptureInfo.
+cudaError_t cudaStreamGetCaptureInfo_v2_impl(bool pt, cudaStream_t stream,
+                                             cudaStreamCaptureStatus* status,
+                                             unsigned long long* id, cudaGraph_t* graph,
+                                             const cudaGraphNode_t** deps, size_t* num_deps) {
+  return capture_info(pt, stream, status, id, graph, deps, nullptr, num_deps);
+}
+
+// CUDA 12.3's seven-argument form: CUDA 13's cudaStreamGetCaptureInfo, whatever the runtime.
+cudaError_t cudaStreamGetCaptureInfo_v3_impl(bool pt, cudaStream_t stream,
+                                             cudaStreamCaptureStatus* status,
+                                             unsigned long long* id, cudaGraph_t* graph,
+                                             const cudaGraphNode_t** deps,
+                                             const cudaGraphEdgeData** edges, size_t* num_deps) {
+  return capture_info(pt, stream, status, id, graph, deps, edges, num_deps);
 }
 
 }  // namespace
 
-extern "C" {
-
-cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, cudaStreamCaptureStatus* status,
-                                     unsigned long long* id, cudaGraph_t* graph,
-                                     const cudaGraphNode_t** deps, const cudaGraphEdgeData** edges,
-                                     size_t* num_deps) {
-  return capture_info_of_callers_runtime(false, stream, status, id, graph, deps, edges, num_deps);
-}
-
-cudaError_t cudaStreamGetCaptureInfo_ptsz(cudaStream_t stream, cudaStreamCaptureStatus* status,
-                                          unsigned long long* id, cudaGraph_t* graph,
-                                          const cudaGraphNode_t** deps,
-                                          const cudaGraphEdgeData** edges, size_t* num_deps) {
-  return capture_info_of_callers_runtime(true, stream, status, id, graph, deps, edges, num_deps);
-}
-
-// CUDA 12's six-argument form (no edge data), where its headers send cudaStreamGetCaptureInfo.
-cudaError_t cudaStreamGetCaptureInfo_v2(cudaStream_t stream, cudaStreamCaptureStatus* status,
-                                        unsigned long long* id, cudaGraph_t* graph,
-                                        const cudaGraphNode_t** deps, size_t* num_deps) {
-  return cudaStreamGetCaptureInfo_impl(false, stream, status, id, graph, deps, nullptr, num_deps);
-}
-
-cudaError_t cudaStreamGetCaptureInfo_v2_ptsz(cudaStream_t stream, cudaStreamCaptureStatus* status,
-                                             unsigned long long* id, cudaGraph_t* graph,
-                                             const cudaGraphNode_t** deps, size_t* num_deps) {
-  return cudaStreamGetCaptureInfo_impl(true, stream, status, id, graph, deps, nullptr, num_deps);
-}
-
-// CUDA 12.3's seven-argument form: CUDA 13's cudaStreamGetCaptureInfo.
-cudaError_t cudaStreamGetCaptureInfo_v3(cudaStream_t stream, cudaStreamCaptureStatus* status,
-                                        unsigned long long* id, cudaGraph_t* graph,
-                                        const cudaGraphNode_t** deps,
-                                        const cudaGraphEdgeData** edges, size_t* num_deps) {
-  return cudaStreamGetCaptureInfo_impl(false, stream, status, id, graph, deps, edges, num_deps);
-}
-
-cudaError_t cudaStreamGetCaptureInfo_v3_ptsz(cudaStream_t stream, cudaStreamCaptureStatus* status,
-                                             unsigned long long* id, cudaGraph_t* graph,
-                                             const cudaGraphNode_t** deps,
-                                             const cudaGraphEdgeData** edges, size_t* num_deps) {
-  return cudaStreamGetCaptureInfo_impl(true, stream, status, id, graph, deps, edges, num_deps);
-}
-
-}  // extern "C"
+#define PHANTORA_CAPTURE_INFO_PARAMS                                                  \
+  (cudaStream_t stream, cudaStreamCaptureStatus * status, unsigned long long* id,     \
+   cudaGraph_t* graph, const cudaGraphNode_t** deps, const cudaGraphEdgeData** edges, \
+   size_t* num_deps)
+PHANTORA_DEFINE_PT(cudaStreamGetCaptureInfo, _ptsz, PHANTORA_CAPTURE_INFO_PARAMS,
+                   (stream, status, id, graph, deps, edges, num_deps))
+PHANTORA_DEFINE_PT(cudaStreamGetCaptureInfo_v2, _ptsz,
+                   (cudaStream_t stream, cudaStreamCaptureStatus* status, unsigned long long* id,
+                    cudaGraph_t* graph, const cudaGraphNode_t** deps, size_t* num_deps),
+                   (stream, status, id, graph, deps, num_deps))
+PHANTORA_DEFINE_PT(cudaStreamGetCaptureInfo_v3, _ptsz, PHANTORA_CAPTURE_INFO_PARAMS,
+                   (stream, status, id, graph, deps, edges, num_deps))
+#undef PHANTORA_CAPTURE_INFO_PARAMS
 
 PHANTORA_DEFINE_PT(cudaGraphInstantiateWithParams, _ptsz,
                    (cudaGraphExec_t * exec, cudaGraph_t graph, cudaGraphInstantiateParams* params),
