@@ -179,6 +179,10 @@ struct KernelLayout {
   std::array<int8_t, 7> counts;  // parameter positions, -1 past the last
   // bytes[1..3] of the kind's formula (the element size is bytes[0]).
   std::array<int, 3> extra;
+  // Template arguments older PyTorch releases leave off the end, with the same parameters: 1 for
+  // max pooling, whose index type PyTorch 2.8 (its CUDA 12 wheel) and earlier do not declare
+  // (DilatedMaxPool2d.cu).
+  size_t older_releases_fewer_templates = 0;
 };
 constexpr int8_t kNo = -1;
 // One entry a kernel, laid out by hand (clang-format would put each field on a line).
@@ -187,7 +191,7 @@ constexpr KernelLayout kKernelLayouts[] = {
     // <T, index>(int outputs, in, C, H, W, PH, PW, kernel, stride, padding, dilation (x2 each),
     // out, indices): outputs = N·C·PH·PW; extra = {bytes of an output's index}.
     {"::max_pool_forward_nchw", 2, 17, CountedKind::kPoolFlat, wire::WorkKind::kReduce, 0,
-     {0, 3, 4, 5, 6, kNo, kNo}, {8, 0, 0}},
+     {0, 3, 4, 5, 6, kNo, kNo}, {8, 0, 0}, 1},
     // <T, acc>(int outputs, in, C, H, W, PH, PW, kernel, stride, padding (x2 each), out, int
     // divisor, bool, bool): average pooling writes no indices.
     {"::avg_pool2d_out_cuda_frame_nhwc", 2, 17, CountedKind::kPoolFlat, wire::WorkKind::kReduce,
@@ -219,18 +223,10 @@ constexpr KernelLayout kKernelLayouts[] = {
      wire::WorkKind::kElementwise, 0, {0, 3, 4, 5, 6, kNo, kNo}, {0, 0, 0}},
     // <T, index>(in, N, C, H, W, PH, PW, ...)
     {"::max_pool_forward_nhwc", 2, 23, CountedKind::kMaxPoolForward, wire::WorkKind::kReduce, 0,
-     {1, 2, 3, 4, 5, 6, kNo}, {0, 0, 0}},
+     {1, 2, 3, 4, 5, 6, kNo}, {0, 0, 0}, 1},
     // <T, acc[, index]>(output gradient, indices, N, C, H, W, PH, PW, ..., input gradient)
     {"::max_pool_backward_nchw", 3, 17, CountedKind::kMaxPoolBackward,
-     wire::WorkKind::kElementwise, 0, {2, 3, 4, 5, 6, 7, kNo}, {0, 0, 0}},
-    // Max pooling as PyTorch 2.8 (its CUDA 12 wheel) and earlier declare it: the same
-    // parameters, one template argument fewer (no index type; DilatedMaxPool2d.cu).
-    {"::max_pool_forward_nchw", 1, 17, CountedKind::kPoolFlat, wire::WorkKind::kReduce, 0,
-     {0, 3, 4, 5, 6, kNo, kNo}, {8, 0, 0}},
-    {"::max_pool_forward_nhwc", 1, 23, CountedKind::kMaxPoolForward, wire::WorkKind::kReduce, 0,
-     {1, 2, 3, 4, 5, 6, kNo}, {0, 0, 0}},
-    {"::max_pool_backward_nchw", 2, 17, CountedKind::kMaxPoolBackward,
-     wire::WorkKind::kElementwise, 0, {2, 3, 4, 5, 6, 7, kNo}, {0, 0, 0}},
+     wire::WorkKind::kElementwise, 0, {2, 3, 4, 5, 6, 7, kNo}, {0, 0, 0}, 1},
     {"::max_pool_backward_nhwc", 2, 22, CountedKind::kMaxPoolBackward,
      wire::WorkKind::kElementwise, 0, {2, 3, 4, 5, 6, 7, kNo}, {0, 0, 0}},
     // <kSize, T, index>(in, out, weight, bias, bool bias, outputs, K, multiplier, W, H, Q, P,
@@ -286,7 +282,9 @@ std::optional<CountedKernel> classify_by_layout(std::string_view base,
                                                 const std::vector<std::string_view>& t,
                                                 const std::vector<std::string_view>& p) {
   for (const KernelLayout& l : kKernelLayouts) {
-    if (!ends_with(base, l.name) || t.size() != l.templates || p.size() != l.params) continue;
+    const bool templates_match =
+        t.size() <= l.templates && t.size() + l.older_releases_fewer_templates >= l.templates;
+    if (!ends_with(base, l.name) || !templates_match || p.size() != l.params) continue;
     CountedKernel k;
     k.kind = l.kind;
     k.work = l.work;
