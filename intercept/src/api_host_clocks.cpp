@@ -11,9 +11,10 @@
 // - Condition variables, semaphores, thread creation and joins carry clocks between threads
 //   (host_timelines.hpp): a thread released by another resumes no earlier than it.
 //
-// The launcher's processes (torchrun's agent, `phantora run`'s helpers) keep real clocks: their
-// timeouts must run in real time. So do the shim's own threads and calls (Runtime::in_shim), and
-// any process run with PHANTORA_REAL_CLOCKS=1.
+// The launchers' processes (launcher_command.hpp: torchrun's agent, accelerate's and DeepSpeed's;
+// `phantora run`'s helpers) keep real clocks: their timeouts must run in real time. So do the
+// shim's own threads and calls (Runtime::in_shim), and any process run with
+// PHANTORA_REAL_CLOCKS=1.
 #include <dlfcn.h>
 #include <poll.h>
 #include <pthread.h>
@@ -29,8 +30,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <span>
+#include <string_view>
 
 #include "host_timelines.hpp"
+#include "launcher_command.hpp"
 #include "python_gil.hpp"
 #include "real_clock.hpp"
 #include "runtime.hpp"
@@ -52,29 +56,23 @@ Fn next(const char* name) {
     std::abort();                                                       \
   }
 
-// A launcher: torchrun's agent and the other process starters whose timeouts run in real time.
-// Same test as tools/python/sitecustomize.py made for Python's clocks.
+// Whether this process is a launcher (launcher_command.hpp), by its command line.
 bool is_launcher() {
   std::FILE* f = std::fopen("/proc/self/cmdline", "rb");
   if (f == nullptr) return false;
-  char buf[4096];
+  char buf[8192];
   const size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
   std::fclose(f);
   buf[n] = '\0';
-  size_t at = 0;
-  for (int arg = 0; arg < 4 && at < n; ++arg) {
-    const char* a = buf + at;
-    const size_t len = std::strlen(a);
-    auto ends_with = [&](const char* suffix) {
-      const size_t k = std::strlen(suffix);
-      return len >= k && std::strcmp(a + len - k, suffix) == 0;
-    };
-    if (ends_with("torchrun") || std::strcmp(a, "torch.distributed.run") == 0 ||
-        std::strcmp(a, "torch.distributed.launch") == 0)
-      return true;
-    at += len + 1;
+  // The first arguments are enough to know the program; a launcher's own come after them.
+  constexpr size_t kArgs = 16;
+  std::string_view argv[kArgs];
+  size_t count = 0;
+  for (size_t at = 0; at < n && count < kArgs;) {
+    argv[count++] = std::string_view(buf + at);
+    at += argv[count - 1].size() + 1;
   }
-  return false;
+  return is_launcher_command(std::span<const std::string_view>(argv, count));
 }
 
 // Whether this process's clocks are simulated: decided once, on first use.

@@ -716,10 +716,16 @@ const RunStats& Simulation::finish() {
     return clients_.at(client).kernels.at(label);
   });
   stats.clients.clear();
+  // The run ends with its ranks. A helper's clock (a launcher's agent, a loader's worker) runs
+  // on its own, and where it went by timeouts and polls (real time) it would stretch the run;
+  // only a job whose processes all did without the GPU ends with theirs.
+  const bool any_rank =
+      std::ranges::any_of(clients_, [](const auto& c) { return c.info.used_gpu; });
   for (size_t i = 0; i < clients_.size(); ++i) {
     ClientInfo info = clients_[i].info;
     const SimTime gpu_done = engine_.client_done(static_cast<ClientId>(i));
-    stats.simulated_end = std::max({stats.simulated_end, info.host_clock, gpu_done});
+    if (info.used_gpu || !any_rank)
+      stats.simulated_end = std::max({stats.simulated_end, info.host_clock, gpu_done});
     stats.clients.push_back(info);
   }
   if (trace_ != nullptr) trace_->finish();

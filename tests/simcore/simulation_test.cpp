@@ -549,6 +549,28 @@ TEST_F(SimulationTest, SimulatedEndIncludesTheHostClock) {
   EXPECT_EQ(sim.connected_clients(), 0u);
 }
 
+// A launcher or a loader's worker that never touched the GPU runs its own clock (its timeouts
+// wait real time): the run ends with the ranks, whatever that clock reached. Without ranks the
+// helpers' clocks are all there is.
+TEST_F(SimulationTest, SimulatedEndIsTheRanksNotAHelpersClock) {
+  const ClientId rank = connect();
+  const ClientId helper = connect();
+  Batch b;
+  b.kernel(1, "_Z1av").launch(1, kLegacy0, 0);  // GPU done at 14
+  run(rank, b);
+  sim.bye(rank, us(300));
+  sim.bye(helper, us(5'500'000));  // an agent's monitoring sleeps: 5.5 s
+  const RunStats& s = sim.finish();
+  EXPECT_EQ(s.simulated_end, us(300));
+  ASSERT_EQ(s.clients.size(), 2u);
+  EXPECT_EQ(s.clients[1].host_clock, us(5'500'000));  // still reported as its own
+
+  Simulation alone(config(), costs);
+  const ClientId only = alone.hello(hello_for(0)).client_id;
+  alone.bye(only, us(700));
+  EXPECT_EQ(alone.finish().simulated_end, us(700));
+}
+
 TEST_F(SimulationTest, DisconnectIsRecorded) {
   const ClientId c = connect();
   sim.disconnected(c, "socket reset");
