@@ -15,7 +15,6 @@
 // `phantora run`'s helpers) keep real clocks: their timeouts must run in real time. So do the
 // shim's own threads and calls (Runtime::in_shim), and any process run with
 // PHANTORA_REAL_CLOCKS=1.
-#include <dlfcn.h>
 #include <poll.h>
 #include <pthread.h>
 #include <semaphore.h>
@@ -30,11 +29,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <span>
-#include <string_view>
 
 #include "host_timelines.hpp"
-#include "launcher_command.hpp"
+#include "job_pipes.hpp"
+#include "libc_hooks.hpp"
 #include "python_gil.hpp"
 #include "real_clock.hpp"
 #include "runtime.hpp"
@@ -43,57 +41,6 @@ namespace phantora::shim {
 namespace {
 
 constexpr int64_t kNsPerS = 1'000'000'000;
-
-// The next definition of a C library function (the real one).
-template <typename Fn>
-Fn next(const char* name) {
-  return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
-}
-#define PHANTORA_REAL(name)                                             \
-  static const auto real_##name = next<decltype(&::name)>(#name);       \
-  if (real_##name == nullptr) {                                         \
-    std::fprintf(stderr, "phantora: the C library has no %s\n", #name); \
-    std::abort();                                                       \
-  }
-
-// Whether this process is a launcher (launcher_command.hpp), by its command line.
-bool is_launcher() {
-  std::FILE* f = std::fopen("/proc/self/cmdline", "rb");
-  if (f == nullptr) return false;
-  char buf[8192];
-  const size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
-  std::fclose(f);
-  buf[n] = '\0';
-  // The first arguments are enough to know the program; a launcher's own come after them.
-  constexpr size_t kArgs = 16;
-  std::string_view argv[kArgs];
-  size_t count = 0;
-  for (size_t at = 0; at < n && count < kArgs;) {
-    argv[count++] = std::string_view(buf + at);
-    at += argv[count - 1].size() + 1;
-  }
-  return is_launcher_command(std::span<const std::string_view>(argv, count));
-}
-
-// Whether this process's clocks are simulated: decided once, on first use.
-bool simulated() {
-  static std::atomic<int> decided{-1};
-  int d = decided.load(std::memory_order_relaxed);
-  if (d < 0) {
-    const bool under_phantora =
-        std::getenv("PHANTORA_SOCKET") != nullptr || std::getenv("PHANTORA_ADDRESS") != nullptr;
-    const char* real = std::getenv("PHANTORA_REAL_CLOCKS");
-    const bool opted_out = real != nullptr && std::strcmp(real, "1") == 0;
-    d = under_phantora && !opted_out && !is_launcher() ? 1 : 0;
-    decided.store(d, std::memory_order_relaxed);
-  }
-  return d == 1;
-}
-
-// The calls of this thread are the program's, and simulated.
-bool active() {
-  return simulated() && !Runtime::in_shim();
-}
 
 // The run's epoch: REALTIME clocks read it plus the host clock, the same on every host.
 int64_t epoch_ns() {
@@ -480,16 +427,31 @@ unsigned int sleep(unsigned int seconds) {
 
 // --- waits with timeouts that the program computed from its clock ---------------------------
 
+}  // extern "C"
+
+namespace {
+// A process that is no rank (a DataLoader's worker) polling only the job's pipes waits for
+// another process's message, which carries the time it was sent (api_pipes.cpp): the real
+// timeouts its wait takes meanwhile, as long as the rank's step is in real time, are not its
+// simulated time, and would put every batch it then hands back that far ahead of the rank.
+bool waits_for_a_message(const pollfd* fds, nfds_t n) {
+  return !Runtime::get().is_client() && polls_only_job_pipes(fds, n);
+}
+}  // namespace
+
+extern "C" {
+
 int poll(struct pollfd* fds, nfds_t n, int timeout_ms) {
   PHANTORA_REAL(poll);
-  if (timeout_ms <= 0 || !active()) return real_poll(fds, n, timeout_ms);
+  if (timeout_ms <= 0 || !active() || waits_for_a_message(fds, n))
+    return real_poll(fds, n, timeout_ms);
   return poll_with_timeout(static_cast<int64_t>(timeout_ms) * 1'000'000,
                            [&](int ms) { return real_poll(fds, n, ms < 0 ? timeout_ms : ms); });
 }
 
 int ppoll(struct pollfd* fds, nfds_t n, const struct timespec* timeout, const sigset_t* mask) {
   PHANTORA_REAL(ppoll);
-  if (timeout == nullptr || to_ns(*timeout) <= 0 || !active())
+  if (timeout == nullptr || to_ns(*timeout) <= 0 || !active() || waits_for_a_message(fds, n))
     return real_ppoll(fds, n, timeout, mask);
   return poll_with_timeout(to_ns(*timeout), [&](int ms) {
     const timespec slice = to_timespec(static_cast<int64_t>(ms) * 1'000'000);

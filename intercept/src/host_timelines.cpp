@@ -657,12 +657,23 @@ void Timelines::nudge_answer_watchers() {
   if (r.answer_watchers.load() > 0) r.answers_from_moved.bump_and_wake_all();
 }
 
+namespace {
+// Registered when the shim loads rather than with the connection (Runtime): a process may fork
+// before its first CUDA call, and its child's timelines must start afresh all the same.
+[[maybe_unused]] const int g_after_fork_handler =
+    pthread_atfork(nullptr, nullptr, [] { Timelines::after_fork_in_child(); });
+}  // namespace
+
 void Timelines::after_fork_in_child() {
   // Only the forking thread goes on in the child; the others' timelines mean nothing there.
   // The registry's mutex may have been held by a thread that does not exist here: start a new
   // registry over the old one's storage, leaving its contents behind.
   Registry& r = registry();
   Timeline* me = t_self;
+  // The child's thread CPU clock started again at the fork: its clock goes on from the parent's
+  // by what the child spends (a DataLoader worker's batches), not once it has spent as much as
+  // the parent had.
+  t_cpu_mark_ns = thread_cpu_ns();
   new (&r) Registry();
   if (me != nullptr) {
     r.by_thread[me->thread] = me;

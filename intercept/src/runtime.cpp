@@ -735,7 +735,8 @@ void Runtime::after_fork_in_parent() {
 }
 
 void Runtime::after_fork_in_child() {
-  Timelines::after_fork_in_child();
+  // The timelines were started afresh by their own handler (host_timelines.cpp), which runs
+  // first: it was registered when the shim loaded.
   // The child shares the parent's socket but not its reader thread. It starts afresh as a new
   // client if it ever makes a CUDA call (a forked data-loader worker normally never does).
   if (fd_ >= 0) ::close(fd_);

@@ -31,6 +31,9 @@ class Runtime {
   static Runtime& get();
 
   // Connects on first use. Exits the process with a clear message when no simulator runs.
+  // This process is the simulator's client (a rank): it has made a CUDA call since it started
+  // or was forked.
+  bool is_client() const { return connected_.load(); }
   void ensure_connected();
   const wire::Welcome& welcome() {
     ensure_connected();
@@ -134,7 +137,7 @@ class Runtime {
 
   std::mutex mu_;  // guards the batch buffer, the socket's write side and connection state
   int fd_ = -1;
-  bool connected_ = false;
+  std::atomic<bool> connected_{false};  // read without mu_ by ensure_connected and is_client
   bool closed_ = false;
   int host_ = 0;
   wire::Welcome welcome_{};

@@ -316,12 +316,51 @@ def case_read_ahead():
 def case_self_fed_read():
     # Main blocks reading a byte its own thread writes after a 10 ms sleep. Main holds the
     # sleep back (it waits for input), but only for the catch-up limit, here 300 ms of real
-    # time: then the sleep comes due at 10 ms, the thread writes, main reads at its own clock
-    # (a pipe carries none) and its join takes the sleep's end. (Without that, the sleep gave up
-    # at the limit, woke early with the time left, slept again, and the run never ended.)
+    # time: then the sleep comes due at 10 ms, the thread writes, and main reads the byte at the
+    # clock it was written at (the pipe, made by the job, carries it: docs/time.md); its join
+    # takes the sleep's end. (Without the limit, the sleep gave up, woke early with the time
+    # left, slept again, and the run never ended. Until pipes carried clocks, main read at its
+    # own clock, 0.)
     r = io_waits("self_fed_read", "self_fed", env={"PHANTORA_CATCH_UP_LIMIT_MS": "300"})
-    check_close(r.number("after_reads_us"), 0.0, "main's clock after its read")
+    check_close(r.number("after_reads_us"), 10000.0, "main's clock after its read: the write's")
     check_close(r.number("joined_us"), 10000.0, "main after joining the writer: the sleep's end")
+
+
+def case_pipe_worker_measured():
+    # Measured mode (programs/pipe_worker.cu): the rank computes 300 ms, asks its forked worker
+    # for a batch and blocks reading the answer; the worker computes 200 ms of its own CPU time
+    # first. The answer carries the worker's clock: the request's time (the worker waited for
+    # it) plus the CPU time the worker measured between the two, to within the little it spends
+    # reading and writing; at --host-speed 2, half of it. The rank's own clock moves by nothing
+    # meanwhile (it is blocked). Until pipes carried clocks, the rank read at its own clock:
+    # answer - request was about 0, as if the worker's work were free.
+    for speed, factor in (("1", 1.0), ("2", 2.0)):
+        r = run(f"pipe_worker_measured_{speed}", "pipe_worker", "300", "200",
+                flags=("--cpu-time", "measured", "--host-speed", speed))
+        took = r.number("answer_us") - r.number("request_us")
+        work = r.number("worker_cpu_us") / factor
+        check(work * 0.99 <= took <= work + 3000.0,
+              f"speed {speed}: the answer comes the worker's CPU time after the request "
+              f"({took:.0f} us after it; the worker's {work:.0f} us)")
+        check(r.number("request_us") >= 290000.0 / factor,
+              f"speed {speed}: the rank's 300 ms of CPU time before its request "
+              f"({r.number('request_us'):.0f} us)")
+
+
+def case_pipe_worker_model():
+    # Model mode: CPU time is free, in the worker too, so the answer comes at the request's
+    # time. The rank computes for 1.5 s of real time before it asks, and the worker's polls time
+    # out every 20 ms of real time meanwhile (dozens of them): a process that is no rank, waiting
+    # only on the job's pipes, takes none of that as simulated time (its message will carry
+    # the time). Counted, its clock was 1.5 s ahead when it answered, and so was the rank's.
+    r = run("pipe_worker_model", "pipe_worker", "1500", "50", flags=("--cpu-time", "model"))
+    check(r.number("worker_poll_timeouts") >= 10,
+          f"the worker's polls timed out while the rank computed "
+          f"({r.number('worker_poll_timeouts'):.0f} of them)")
+    took = r.number("answer_us") - r.number("request_us")
+    check(0.0 <= took <= 1000.0, f"the answer at the request's time ({took:.0f} us after it)")
+    check(r.number("answer_us") < 100000.0,
+          f"the rank's clock after the answer: its calls' costs only ({r.number('answer_us'):.0f} us)")
 
 
 def case_timeout_give_up():

@@ -13,8 +13,9 @@
 //
 // self_fed: the byte main reads comes from its own thread, after a sleep of 10 ms. Blocked in the
 // read, main holds the sleep back, but only for the catch-up limit of real time: then the sleep
-// comes due (main may be waiting for it, as here), the thread writes, main reads; the join
-// takes the sleep's end.
+// comes due (main may be waiting for it, as here), the thread writes, main reads the byte at
+// the clock it was written at; the join takes the sleep's end. (The child of poll and read
+// writes through raw system calls, which stamp no clock: main reads those at its own.)
 #include <poll.h>
 #include <semaphore.h>
 #include <sys/syscall.h>
