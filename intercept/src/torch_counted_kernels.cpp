@@ -454,10 +454,13 @@ std::optional<CountedKernel> classify_counted(std::string_view base, std::string
     k.bytes = {scalar_bytes(t[0]), 0, 0, 0};
     if (k.bytes[0] == 0 || !count_arg(p, 2, 0, k) || !count_arg(p, 3, 1, k)) return std::nullopt;
     return k;
-  } else if (ends_with(base, "::warpMergeSortKVInPlace") && t.size() == 9 && p.size() == 8) {
+  } else if ((ends_with(base, "::warpMergeSortKVInPlace") && t.size() == 9 && p.size() == 8) ||
+             (ends_with(base, "::bitonicSortKVInPlace") && t.size() == 8 && p.size() == 7)) {
     // <dims, dims, block, items per thread, K, V, compare, index_t, ...>(keys, uint slices,
     // uint slice size, uint slice stride, values, uint value stride, compare, K invalid),
     // SortUtils.cuh: each slice's keys and values read into registers, sorted, written back.
+    // The bitonic sort (slices of up to 32 items: sort's and topk's sorted results) takes the
+    // same arguments but the last, and sorts each slice in shared memory.
     k.kind = CountedKind::kSortSlices;
     k.work = wire::WorkKind::kSort;
     k.bytes = {scalar_bytes(t[4]), scalar_bytes(t[5]), 0, 0};

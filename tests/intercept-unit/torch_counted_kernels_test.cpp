@@ -446,12 +446,30 @@ TEST(TorchCountedKernels, BlockMaskSortsScansGathersAndAsserts) {
   EXPECT_EQ(w->bytes_read, 64u * 64 * 12);
   EXPECT_EQ(w->bytes_written, 64u * 64 * 12);
 
+  // bitonicSortKVInPlace<2, -1, 16, 16, float, long, GTOp, uint>(keys, slices, slice size,
+  // stride, values, stride, compare), as topk(5) of an ImageNet classifier's 1,000 logits sorts
+  // its 256 rows of 5: each float key and long value read and written once.
+  const TorchKernel bitonic = from_mangled(
+      "_ZN2at6native20bitonicSortKVInPlaceILi2ELin1ELi16ELi16EflNS0_4GTOpIfLb1EEEjEEvNS_"
+      "4cuda6detail"
+      "10TensorInfoIT3_T6_EES8_S8_S8_NS6_IT4_S8_EES8_T5_");
+  ASSERT_EQ(bitonic.family, TorchFamily::kCounted);
+  EXPECT_EQ(bitonic.counted.kind, CountedKind::kSortSlices);
+  uint32_t rows = 256, row_items = 5;
+  void* ba[] = {keys_info, &rows, &row_items, &stride, values_info, &stride, &compare};
+  w = launch_work(bitonic, ba, {16, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->kind, phantora::wire::WorkKind::kSort);
+  EXPECT_EQ(w->bytes_read, 256u * 5 * 12);
+  EXPECT_EQ(w->bytes_written, 256u * 5 * 12);
+
   // tensor_kernel_scan_innermost_dim<long, plus>(out, in, uint rows, uint row size, uint log2
   // threads, long init, op): cumsum of 128 rows of 64 int64, each element read and written once.
   const TorchKernel scan = from_mangled(
       "_ZN2at6native32tensor_kernel_scan_innermost_dimIlSt4plusIlEEEvPT_PKS4_jjjS4_T0_");
   ASSERT_EQ(scan.family, TorchFamily::kCounted);
-  uint32_t rows = 128, row_size = 64, log_threads = 4;
+  rows = 128;
+  uint32_t row_size = 64, log_threads = 4;
   int64_t init = 0;
   void* ca[] = {&p, &p, &rows, &row_size, &log_threads, &init, &compare};
   w = launch_work(scan, ca, {16, 1, 1});
