@@ -88,10 +88,15 @@ int64_t clock_now_ps() {
 }  // namespace
 
 bool polls_only_job_pipes(const pollfd* fds, nfds_t n) {
-  if (n == 0) return false;
-  for (nfds_t i = 0; i < n; ++i)
-    if (fds[i].fd >= 0 && job_pipe(fds[i].fd) == 0) return false;
-  return true;
+  // Descriptors below 0 are not polled (a poll of none of them is a sleep): they neither count
+  // nor disqualify.
+  bool any = false;
+  for (nfds_t i = 0; i < n; ++i) {
+    if (fds[i].fd < 0) continue;
+    if (job_pipe(fds[i].fd) == 0) return false;
+    any = true;
+  }
+  return any;
 }
 
 }  // namespace phantora::shim

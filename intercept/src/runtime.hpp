@@ -30,10 +30,10 @@ class Runtime {
  public:
   static Runtime& get();
 
-  // Connects on first use. Exits the process with a clear message when no simulator runs.
   // This process is the simulator's client (a rank): it has made a CUDA call since it started
   // or was forked.
   bool is_client() const { return connected_.load(); }
+  // Connects on first use. Exits the process with a clear message when no simulator runs.
   void ensure_connected();
   const wire::Welcome& welcome() {
     ensure_connected();
