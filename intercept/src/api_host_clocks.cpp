@@ -433,9 +433,23 @@ namespace {
 // A process that is no rank (a DataLoader's worker) polling only the job's pipes waits for
 // another process's message, which carries the time it was sent (api_pipes.cpp): the real
 // timeouts its wait takes meanwhile, as long as the rank's step is in real time, are not its
-// simulated time, and would put every batch it then hands back that far ahead of the rank.
+// simulated time, and would put every batch it then hands back that far ahead of the rank. So
+// they move no clock, for the catch-up limit of real time since the thread last got something:
+// a loop that polls until its clock reaches a deadline (no DataLoader's) then goes on, slowly,
+// rather than never.
+thread_local int64_t t_message_awaited_since_ns = -1;
+
 bool waits_for_a_message(const pollfd* fds, nfds_t n) {
-  return !Runtime::get().is_client() && polls_only_job_pipes(fds, n);
+  if (Runtime::get().is_client() || !polls_only_job_pipes(fds, n)) return false;
+  const int64_t now = real_monotonic_ns();
+  if (t_message_awaited_since_ns < 0) t_message_awaited_since_ns = now;
+  return now - t_message_awaited_since_ns <= catch_up_limit_ns();
+}
+
+// What a poll returned: anything but a timeout ends the wait for a message.
+int polled(int rc) {
+  if (rc != 0) t_message_awaited_since_ns = -1;
+  return rc;
 }
 }  // namespace
 
@@ -443,20 +457,22 @@ extern "C" {
 
 int poll(struct pollfd* fds, nfds_t n, int timeout_ms) {
   PHANTORA_REAL(poll);
-  if (timeout_ms <= 0 || !active() || waits_for_a_message(fds, n))
-    return real_poll(fds, n, timeout_ms);
-  return poll_with_timeout(static_cast<int64_t>(timeout_ms) * 1'000'000,
-                           [&](int ms) { return real_poll(fds, n, ms < 0 ? timeout_ms : ms); });
+  if (timeout_ms <= 0 || !active()) return real_poll(fds, n, timeout_ms);
+  if (waits_for_a_message(fds, n)) return polled(real_poll(fds, n, timeout_ms));
+  return polled(poll_with_timeout(static_cast<int64_t>(timeout_ms) * 1'000'000, [&](int ms) {
+    return real_poll(fds, n, ms < 0 ? timeout_ms : ms);
+  }));
 }
 
 int ppoll(struct pollfd* fds, nfds_t n, const struct timespec* timeout, const sigset_t* mask) {
   PHANTORA_REAL(ppoll);
-  if (timeout == nullptr || to_ns(*timeout) <= 0 || !active() || waits_for_a_message(fds, n))
+  if (timeout == nullptr || to_ns(*timeout) <= 0 || !active())
     return real_ppoll(fds, n, timeout, mask);
-  return poll_with_timeout(to_ns(*timeout), [&](int ms) {
+  if (waits_for_a_message(fds, n)) return polled(real_ppoll(fds, n, timeout, mask));
+  return polled(poll_with_timeout(to_ns(*timeout), [&](int ms) {
     const timespec slice = to_timespec(static_cast<int64_t>(ms) * 1'000'000);
     return real_ppoll(fds, n, ms < 0 ? timeout : &slice, mask);
-  });
+  }));
 }
 
 int select(int nfds, fd_set* r, fd_set* w, fd_set* e, struct timeval* timeout) {

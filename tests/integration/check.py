@@ -363,6 +363,21 @@ def case_pipe_worker_model():
           f"the rank's clock after the answer: its calls' costs only ({r.number('answer_us'):.0f} us)")
 
 
+def case_pipe_worker_deadline():
+    # Model mode, a 300 ms catch-up limit: the worker polls a pipe on which nothing comes, every
+    # 20 ms of real time, until its own clock has moved 50 ms. Its timeouts are free (it waits
+    # for a message) for the limit's real time, then take their time again, so it ends about 3
+    # polls later, its clock past 50 ms, and answers. (Free for ever, it never ended.)
+    r = run("pipe_worker_deadline", "pipe_worker", "0", "0", "50", flags=("--cpu-time", "model"),
+            env={"PHANTORA_CATCH_UP_LIMIT_MS": "300"})
+    timeouts = r.number("worker_poll_timeouts")
+    check(13 <= timeouts <= 60,
+          f"the worker's polls: free for 300 ms of real time, then 20 ms each up to 50 ms "
+          f"({timeouts:.0f} timeouts, about 18 expected)")
+    check(50000.0 <= r.number("answer_us") <= 120000.0,
+          f"the rank takes the answer at the worker's deadline ({r.number('answer_us'):.0f} us)")
+
+
 def case_timeout_give_up():
     # Zero mode, a 200 ms catch-up limit (programs/timeout_give_up.cu): W's 10 ms sleep waits for
     # main, which spins at clock 0 for 1 s of real time, gives up every 200 ms without moving

@@ -6,6 +6,10 @@
 // another. The worker, which never calls CUDA, polls for the request every 20 ms, computes
 // <work_ms> of its own CPU time and answers with what it measured. The rank prints its clock at
 // the request and at the answer, and the worker's CPU time and the polls it saw time out.
+//
+// pipe_worker <idle_ms> <work_ms> <deadline_ms>: the worker instead polls the request pipe, on
+// which nothing comes, until its own clock has moved <deadline_ms>, then answers; the rank sends
+// no request and waits for the answer.
 #include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,8 +29,18 @@ int64_t thread_cpu_ns() {
 }
 
 // The worker: ends with _exit, without the rank's exit handlers.
-[[noreturn]] void worker(int requests, int answers, long work_ms) {
+[[noreturn]] void worker(int requests, int answers, long work_ms, long deadline_ms) {
   int64_t timeouts = 0;
+  if (deadline_ms > 0) {
+    const Clock::time_point start = Clock::now();
+    while (Clock::now() - start < std::chrono::milliseconds(deadline_ms)) {
+      pollfd p{requests, POLLIN, 0};
+      if (poll(&p, 1, 20) == 0) ++timeouts;
+    }
+    const int64_t answer[2] = {0, timeouts};
+    if (write(answers, answer, sizeof(answer)) != sizeof(answer)) _exit(3);
+    _exit(0);
+  }
   for (;;) {
     pollfd p{requests, POLLIN, 0};
     const int rc = poll(&p, 1, 20);
@@ -45,11 +59,12 @@ int64_t thread_cpu_ns() {
 int main(int argc, char** argv) {
   const long idle_ms = argc > 1 ? std::atol(argv[1]) : 300;
   const long work_ms = argc > 2 ? std::atol(argv[2]) : 100;
+  const long deadline_ms = argc > 3 ? std::atol(argv[3]) : 0;
   int requests[2], answers[2];
   if (pipe(requests) != 0 || pipe(answers) != 0) return 2;
   const Clock::time_point t0 = Clock::now();
   const pid_t child = fork();
-  if (child == 0) worker(requests[0], answers[1], work_ms);
+  if (child == 0) worker(requests[0], answers[1], work_ms, deadline_ms);
   auto clock_us = [&] {
     return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
   };
@@ -58,7 +73,8 @@ int main(int argc, char** argv) {
   cpu_work_us(idle_ms * 1000);     // no call the shim sees: free in model mode
   const double request_us = clock_us();
   const int64_t request = 1;
-  if (write(requests[1], &request, sizeof(request)) != sizeof(request)) return 3;
+  if (deadline_ms == 0 && write(requests[1], &request, sizeof(request)) != sizeof(request))
+    return 3;
   int64_t answer[2] = {0, 0};
   if (read(answers[0], answer, sizeof(answer)) != sizeof(answer)) return 4;
   const double answer_us = clock_us();
