@@ -360,6 +360,14 @@ std::optional<CountedKernel> classify_counted(std::string_view base, std::string
     k.bytes = {scalar_bytes(t[0]), 0, 0, 0};
     if (k.bytes[0] == 0 || !count_arg(p, 2, 0, k)) return std::nullopt;
     return k;
+  } else if (ends_with(base, "::triu_tril_kernel") && t.size() == 5 && p.size() == 5) {
+    // <T, index_t, upper, elements per thread, inplace>(TensorInfo result, TensorInfo self,
+    // int64 k, int64 N padded, index_t last dim padded), TriangularOps.cu (triu, tril: a causal
+    // mask): every element read and written once, kept or zeroed.
+    k.kind = CountedKind::kCopy;
+    k.bytes = {scalar_bytes(t[0]), 0, 0, 0};
+    if (k.bytes[0] == 0 || !count_arg(p, 3, 0, k)) return std::nullopt;
+    return k;
   } else if ((ends_with(base, "::fused_dropout_kernel_vec") ||
               ends_with(base, "::fused_dropout_kernel")) &&
              t.size() == 6 && p.size() == 6) {

@@ -383,6 +383,9 @@ void classify_rowwise(std::string_view base, std::string_view d, TorchKernel& k)
       {"layer_norm_grad_input_kernel", 6, 3, wire::WorkKind::kNorm},
       {"cunn_SoftMaxForward", 2, 2, wire::WorkKind::kSoftmax},
       {"cunn_SoftMaxForwardSmem", 2, 2, wire::WorkKind::kSoftmax},
+      // (output, input, classes): rows short enough for registers, as log_softmax of a small
+      // vocabulary's logits
+      {"cunn_SoftMaxForwardReg", 2, 2, wire::WorkKind::kSoftmax},
       {"cunn_SoftMaxBackward", 3, 3, wire::WorkKind::kSoftmax},
       {"cunn_SoftMaxBackwardSmem", 3, 3, wire::WorkKind::kSoftmax},
   };

@@ -369,6 +369,22 @@ TEST(TorchCountedKernels, SmallEmbeddingBackwardRollAndIndexing) {
   EXPECT_EQ(w->bytes_read, 4096u * 8);
   EXPECT_EQ(w->bytes_written, 4096u * 8);
 
+  // triu_tril_kernel<float, int, upper, 2, not in place>(result, self, int64 k, int64 N padded,
+  // int last dim padded), as nn.Transformer.generate_square_subsequent_mask(512) calls it: every
+  // element of the 512 x 512 mask read and written once.
+  const TorchKernel triu = from_mangled(
+      "_ZN2at6native16triu_tril_kernelIfiLb1ELi2ELb0EEEvNS_4cuda6detail10TensorInfoIT_T0_EENS4_"
+      "IKS5_S6_EEllS6_");
+  ASSERT_EQ(triu.family, TorchFamily::kCounted);
+  char result_info[432] = {}, self_info[432] = {};
+  int64_t diagonal = 1, padded = 512 * 512;
+  int32_t last_dim = 512;
+  void* ta[] = {result_info, self_info, &diagonal, &padded, &last_dim};
+  w = launch_work(triu, ta, {1024, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->bytes_read, 512u * 512 * 4);
+  EXPECT_EQ(w->bytes_written, 512u * 512 * 4);
+
   // nn.Dropout's kernels: n elements read, written with a one-byte keep flag each; the count is
   // the fourth parameter, as wide as the index type (unsigned int here, unsigned long below).
   const TorchKernel dropout = classify_torch_kernel(

@@ -308,6 +308,26 @@ TEST(TorchKernelArgs, ElementwiseWorkIsElementsTimesOperandBytes) {
   EXPECT_EQ(w->bytes_written, 1000u * 2);
 }
 
+TEST(TorchKernelArgs, RegisterSoftmaxIsRowwiseToo) {
+  // cunn_SoftMaxForwardReg<bf16, float, bf16, LogSoftMaxForwardEpilogue, long, 8>(output, input,
+  // long classes), as log_softmax of 8,192 rows of an 8,192-word vocabulary calls it: each row
+  // read and written once.
+  const TorchKernel reg = classify(
+      demangle(
+          "_ZN2at6native43_GLOBAL__N__f71e7945_10_SoftMax_cu_9f978f6322cunn_SoftMaxForwardRegIN"
+          "3c108BFloat16EfS4_NS1_25LogSoftMaxForwardEpilogueElLi8EEEvPT1_PKT_T3_")
+          .c_str());
+  ASSERT_EQ(reg.family, TorchFamily::kRowwise);
+  int64_t classes = 8192;
+  uint64_t ptr = kBase;
+  void* args[] = {&ptr, &ptr, &classes};
+  const auto w = launch_work(reg, args, {8192, 1, 1});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(w->kind, phantora::wire::WorkKind::kSoftmax);
+  EXPECT_EQ(w->bytes_read, 8192ull * 8192 * 2);
+  EXPECT_EQ(w->bytes_written, 8192ull * 8192 * 2);
+}
+
 TEST(TorchKernelArgs, RowwiseWorkIsRowsTimesLength) {
   // cunn_SoftMaxBackward(gradInput, output, gradOutput, long classes): one block per row.
   int64_t classes = 50304;
