@@ -57,26 +57,28 @@ PipeClocks* table() {
   return t;
 }
 
-// The inode of `fd` when it is a pipe the job made, else 0.
-uint64_t job_pipe(int fd) {
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode)) return 0;
-  PipeClocks* t = table();
-  return t != nullptr && t->tracked(st.st_ino) ? st.st_ino : 0;
-}
-
-void track(const int fds[2]) {
-  struct stat st {};
-  PipeClocks* t = table();
-  if (t != nullptr && ::fstat(fds[0], &st) == 0) t->track(st.st_ino);
-}
-
 // The calls of this thread are the program's, in a process of the job. The warm-rank server
 // (tools/python/phantora_warm.py) is none: it runs no job, and its clock (its imports' CPU time)
 // must not reach the rank stub that reads its word that it listens. The ranks it forks drop its
 // variable when they take their own environment.
 bool job_call() {
   return active() && std::getenv("PHANTORA_WARM_SERVER") == nullptr;
+}
+
+// The inode of `fd` when this thread's call on it is the program's and it is a pipe the job
+// made, else 0.
+uint64_t job_pipe(int fd) {
+  if (!active()) return 0;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISFIFO(st.st_mode)) return 0;
+  PipeClocks* t = table();
+  return t != nullptr && t->tracked(st.st_ino) && job_call() ? st.st_ino : 0;
+}
+
+void track(const int fds[2]) {
+  struct stat st {};
+  PipeClocks* t = table();
+  if (t != nullptr && ::fstat(fds[0], &st) == 0) t->track(st.st_ino);
 }
 
 // This thread's clock, its CPU time charged (measured mode).
@@ -121,7 +123,7 @@ int pipe2(int fds[2], int flags) noexcept {
 
 ssize_t write(int fd, const void* buf, size_t n) {
   PHANTORA_REAL(write);
-  const uint64_t inode = job_call() ? job_pipe(fd) : 0;
+  const uint64_t inode = job_pipe(fd);
   if (inode == 0) return real_write(fd, buf, n);
   table()->before_write(inode, clock_now_ps());
   const ssize_t written = real_write(fd, buf, n);
@@ -131,7 +133,7 @@ ssize_t write(int fd, const void* buf, size_t n) {
 
 ssize_t read(int fd, void* buf, size_t n) {
   PHANTORA_REAL(read);
-  const uint64_t inode = job_call() ? job_pipe(fd) : 0;
+  const uint64_t inode = job_pipe(fd);
   const ssize_t got = real_read(fd, buf, n);
   if (inode != 0 && got > 0) {
     if (const auto written_ps = table()->after_read(inode, static_cast<size_t>(got))) {
