@@ -164,12 +164,13 @@ std::optional<CountedKernel> classify_embedding(std::string_view base,
   return k;
 }
 
-// Kernels of CNN and RNN layers that PyTorch runs itself: max pooling and depthwise
-// convolutions in NCHW whatever cuDNN does, BatchNorm on bf16 / fp16 channels-last inputs, and
-// the point-wise halves of LSTM and GRU steps (DilatedMaxPool2d.cu, DepthwiseConv2d.cu,
-// Normalization.cuh, RNN.cu), as PyTorch 2.15 lays out their parameters: which parameters hold
-// the counts each kind's formula reads (counted_traffic()), and the template argument naming
-// the element type. Each reads its inputs once and writes its outputs once.
+// Kernels whose counts sit at fixed parameters, as PyTorch 2.15 lays them out: those of CNN and
+// RNN layers that PyTorch runs itself (max pooling and depthwise convolutions in NCHW whatever
+// cuDNN does, BatchNorm on bf16 / fp16 channels-last inputs, the point-wise halves of LSTM and
+// GRU steps: DilatedMaxPool2d.cu, DepthwiseConv2d.cu, Normalization.cuh, RNN.cu) and whole-tensor
+// copies: which parameters hold the counts each kind's formula reads (counted_traffic()), and
+// the template argument naming the element type. Each reads its inputs once and writes its
+// outputs once.
 struct KernelLayout {
   std::string_view name;  // the end of the kernel's qualified name
   size_t templates, params;
@@ -275,6 +276,16 @@ constexpr KernelLayout kKernelLayouts[] = {
      wire::WorkKind::kElementwise, 0, {8, kNo, kNo, kNo, kNo, kNo, kNo}, {7, 6, 0}},
     {"::kernel::gru_cell_backward", 4, 7, CountedKind::kRecurrentCell,
      wire::WorkKind::kElementwise, 0, {6, kNo, kNo, kNo, kNo, kNo, kNo}, {6, 7, 0}},
+    // Every element read and written once.
+    //   <T>(in, out, int64 N, roll dim, start, size, stride, total dims),
+    //   TensorTransformations.cu
+    {"::roll_cuda_kernel", 1, 8, CountedKind::kCopy, wire::WorkKind::kElementwise, 0,
+     {2, kNo, kNo, kNo, kNo, kNo, kNo}, {0, 0, 0}},
+    //   <T, index_t, upper, elements per thread, inplace>(TensorInfo result, TensorInfo self,
+    //   int64 k, int64 N padded, index_t last dim padded), TriangularOps.cu (triu, tril: a
+    //   causal mask), each element kept or zeroed
+    {"::triu_tril_kernel", 5, 5, CountedKind::kCopy, wire::WorkKind::kElementwise, 0,
+     {3, kNo, kNo, kNo, kNo, kNo, kNo}, {0, 0, 0}},
 };
 // clang-format on
 
@@ -353,20 +364,6 @@ std::optional<CountedKernel> classify_counted(std::string_view base, std::string
     k.kind = CountedKind::kIndexFill;
     k.bytes = {8, 0, 0, 0};
     if (!count_arg(p, 1, 0, k)) return std::nullopt;
-    return k;
-  } else if (ends_with(base, "::roll_cuda_kernel") && t.size() == 1 && p.size() == 8) {
-    // <T>(in, out, int64 N, roll dim, start, size, stride, total dims), TensorTransformations.cu
-    k.kind = CountedKind::kCopy;
-    k.bytes = {scalar_bytes(t[0]), 0, 0, 0};
-    if (k.bytes[0] == 0 || !count_arg(p, 2, 0, k)) return std::nullopt;
-    return k;
-  } else if (ends_with(base, "::triu_tril_kernel") && t.size() == 5 && p.size() == 5) {
-    // <T, index_t, upper, elements per thread, inplace>(TensorInfo result, TensorInfo self,
-    // int64 k, int64 N padded, index_t last dim padded), TriangularOps.cu (triu, tril: a causal
-    // mask): every element read and written once, kept or zeroed.
-    k.kind = CountedKind::kCopy;
-    k.bytes = {scalar_bytes(t[0]), 0, 0, 0};
-    if (k.bytes[0] == 0 || !count_arg(p, 3, 0, k)) return std::nullopt;
     return k;
   } else if ((ends_with(base, "::fused_dropout_kernel_vec") ||
               ends_with(base, "::fused_dropout_kernel")) &&
