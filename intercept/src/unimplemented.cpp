@@ -23,7 +23,17 @@ constexpr std::string_view kCudnnHint =
     "normalization (docs/pytorch.md, \"cuDNN\"); the rest of it is not. phantora's start-up "
     "hook keeps PyTorch's RNNs, CTC loss, grid_sample and affine_grid off cuDNN; for another "
     "call, run it with torch.backends.cudnn.enabled = False around it.";
-constexpr Hint kEntryPointHints[] = {{"cudnn", kCudnnHint}};
+// cuGetProcAddress is how a CUDA runtime asks the driver for every entry point it uses. The
+// shared runtime, libcudart.so, is the shim itself and never asks; a runtime linked into the
+// program or a library (nvcc's default, libcudart_static.a) does, and would drive the stand-in
+// driver through its private export tables, which are not simulated.
+constexpr std::string_view kStaticRuntimeHint =
+    "The program (or the library named) has the CUDA runtime linked into it, nvcc's default "
+    "(libcudart_static); phantora stands in for the shared runtime, libcudart.so. Build it with "
+    "`nvcc -cudart shared` (CMake: CUDA_RUNTIME_LIBRARY Shared; a Makefile: link -lcudart "
+    "instead of cudart_static) and run it again.";
+constexpr Hint kEntryPointHints[] = {{"cudnn", kCudnnHint},
+                                     {"cuGetProcAddress", kStaticRuntimeHint}};
 constexpr Hint kCallerHints[] = {{"libcudnn", kCudnnHint}};
 
 std::string_view base_name(const char* path) {

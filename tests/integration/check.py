@@ -649,6 +649,22 @@ def case_unimplemented():
         check_eq(r.report["status"], "failed", "report status")
 
 
+def case_static_runtime():
+    """A program built with nvcc's default, the CUDA runtime linked in statically
+    (programs/static_runtime.cu, `-cudart static`): that runtime reaches the driver through
+    cuGetProcAddress, which the shim cannot serve. The run stops at the first CUDA call, naming
+    the entry point and the build flag that makes the program one phantora can run."""
+    r = run("static_runtime", "static_runtime", flags=zero(), expect_ok=False)
+    out = r.stderr + r.stdout
+    check(r.rc != 0, f"phantora must exit non-zero (got {r.rc})")
+    check(re.search(r"phantora: cuGetProcAddress\w*( \(called from [^)]*\))? is not "
+                    r"implemented", out) is not None, "the message names the entry point")
+    check("libcudart_static" in out, "the message names the statically linked runtime")
+    check("nvcc -cudart shared" in out, "the message gives the build flag that fixes it")
+    check("Please report" not in out, "a known cause is not reported as an unknown one")
+    check("before" in r.stdout and "after" not in r.stdout, "the program stops at the call")
+
+
 def case_cudnn_unsimulated():
     """cuDNN's handle calls and legacy tensor descriptors are the shim's
     (programs/cudnn_handle.cu), the rest of its legacy API outside batch normalization is not: a
