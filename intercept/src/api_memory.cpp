@@ -25,6 +25,7 @@ namespace {
 struct PinnedRange {
   uint64_t size;
   unsigned flags;
+  bool managed;  // cudaMallocManaged's: released by cudaFree, not cudaFreeHost
 };
 
 std::mutex pinned_mu;
@@ -41,6 +42,21 @@ const PinnedRange* pinned_lookup(uint64_t addr, uint64_t* base) {
   if (addr >= it->first + it->second.size) return nullptr;
   if (base != nullptr) *base = it->first;
   return &it->second;
+}
+
+void add_range(void* ptr, const PinnedRange& range) {
+  std::lock_guard lock(pinned_mu);
+  pinned_ranges()[reinterpret_cast<uint64_t>(ptr)] = range;
+}
+
+// Removes the range that starts at `ptr` if it is of the kind asked for.
+bool remove_range(void* ptr, bool managed) {
+  std::lock_guard lock(pinned_mu);
+  auto& m = pinned_ranges();
+  auto it = m.find(reinterpret_cast<uint64_t>(ptr));
+  if (it == m.end() || it->second.managed != managed) return false;
+  m.erase(it);
+  return true;
 }
 
 bool on_device(const void* p) {
@@ -91,13 +107,19 @@ bool is_pinned(const void* ptr, uint64_t bytes) {
 }
 
 void add_pinned(void* ptr, uint64_t bytes, unsigned flags) {
-  std::lock_guard lock(pinned_mu);
-  pinned_ranges()[reinterpret_cast<uint64_t>(ptr)] = PinnedRange{bytes, flags};
+  add_range(ptr, PinnedRange{bytes, flags, false});
 }
 
 bool remove_pinned(void* ptr) {
-  std::lock_guard lock(pinned_mu);
-  return pinned_ranges().erase(reinterpret_cast<uint64_t>(ptr)) > 0;
+  return remove_range(ptr, false);
+}
+
+void add_managed(void* ptr, uint64_t bytes) {
+  add_range(ptr, PinnedRange{bytes, cudaHostAllocMapped, true});
+}
+
+bool remove_managed(void* ptr) {
+  return remove_range(ptr, true);
 }
 
 unsigned pinned_flags(const void* ptr) {
@@ -382,6 +404,10 @@ cudaError_t cudaFree(void* ptr) {
   // cudaFree synchronises the device before it releases memory.
   wire::DeviceRef r{physical_device(current_device()), 0};
   Runtime::get().request(wire::RecordType::kDeviceSync, &r, sizeof(r));
+  if (remove_managed(ptr)) {
+    std::free(ptr);
+    return cudaSuccess;
+  }
   return device_free(ptr);
 }
 
@@ -394,7 +420,7 @@ cudaError_t cudaMallocManaged(void** ptr, size_t size, unsigned int /*flags*/) {
       AddressSpace::kAlignment,
       (size + AddressSpace::kAlignment - 1) / AddressSpace::kAlignment * AddressSpace::kAlignment);
   if (real == nullptr) return set_error(cudaErrorMemoryAllocation);
-  add_pinned(real, size, cudaHostAllocMapped);
+  add_managed(real, size);
   *ptr = real;
   return cudaSuccess;
 }

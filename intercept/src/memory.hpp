@@ -12,6 +12,10 @@ namespace phantora::shim {
 bool is_pinned(const void* ptr, uint64_t bytes);
 void add_pinned(void* ptr, uint64_t bytes, unsigned flags);
 bool remove_pinned(void* ptr);
+// cudaMallocManaged's ranges: real host memory, reachable from the host and the device alike,
+// which cudaFree releases (and cudaFreeHost refuses).
+void add_managed(void* ptr, uint64_t bytes);
+bool remove_managed(void* ptr);
 unsigned pinned_flags(const void* ptr);
 
 // A copy of `bytes` on `stream`. `sync_api`: called as cudaMemcpy (not ...Async), which blocks

@@ -649,6 +649,24 @@ def case_unimplemented():
         check_eq(r.report["status"], "failed", "report status")
 
 
+def case_managed():
+    """cudaMallocManaged beside cudaMalloc and cudaHostAlloc (programs/managed.cu): managed memory
+    is host memory the program reads back as written, is not counted against the GPU (the
+    peak is the 64 MiB of cudaMalloc alone, not 64 + 256), and cudaFree releases it once;
+    cudaFreeHost refuses it and cudaFree refuses pinned memory, as CUDA does."""
+    r = run("managed", "managed", flags=zero())
+    check("done" in r.stdout, "the program ran to its end")
+    check("managed sum 523776" in r.stdout, "the host reads what it wrote: 0 + 1 + ... + 1023")
+    for line in ("cudaFreeHost(managed) cudaErrorInvalidValue",
+                 "cudaFree(managed) cudaSuccess",
+                 "cudaFree(managed) again cudaErrorInvalidValue",
+                 "cudaFree(pinned) cudaErrorInvalidValue",
+                 "cudaFreeHost(pinned) cudaSuccess"):
+        check(line in r.stdout, f"prints '{line}'")
+    check_eq(r.report["gpus"][0]["peak_memory_bytes"], 64 << 20,
+             "peak memory: cudaMalloc's 64 MiB only")
+
+
 def case_static_runtime():
     """A program built with nvcc's default, the CUDA runtime linked in statically
     (programs/static_runtime.cu, `-cudart static`): that runtime reaches the driver through
