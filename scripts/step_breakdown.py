@@ -10,7 +10,9 @@ them by family, and prints milliseconds per step.
 Families, by the name the trace gives a span: `gemm:` (GEMMs priced from their signature),
 `triton_` (inductor's and Triton's kernels), attention (`pytorch_flash`, PyTorch's
 memory-efficient `fmha_cutlass`, cuDNN's `cudnn_sdpa`), copies and memsets,
-and every other kernel.
+and every other kernel. It also sums, over all families, the spans the report marks as priced by
+the default model (`args.source` "default": kernels no model decoded, docs/kernels.md), which is
+how much of the step rests on that model.
 
 Usage: scripts/step_breakdown.py RUN/trace.json --per-step 12 [--gpu 0] [--steps 8] [--skip 12]
        [--json]   (the same figures as one JSON object, in milliseconds per step)
@@ -59,17 +61,21 @@ def main():
     # marker of the last step in the trace: that last step may be cut short by the run's end.
     begin, end = markers[-needed], markers[-a.per_step]
     totals = {name: 0.0 for name, _ in FAMILIES}
+    defaulted = 0.0
     for e in spans:
         if begin <= e["ts"] < end:
+            if e.get("args", {}).get("source") == "default":
+                defaulted += e["dur"]
             for name, test in FAMILIES:
                 if test(e):
                     totals[name] += e["dur"]
                     break
     step_ms = (end - begin) / a.steps / 1e3
     per_step = {name: totals[name] / a.steps / 1e3 for name, _ in FAMILIES}
+    default_ms = defaulted / a.steps / 1e3
     if a.json:
         print(json.dumps({"gpu": a.gpu, "steps": a.steps, "step_ms": step_ms,
-                          "families_ms": per_step}))
+                          "families_ms": per_step, "default_ms": default_ms}))
         return
     print(f"GPU {a.gpu}, {a.steps} steps: {step_ms:.2f} ms per step (marker to marker)")
     for name, ms in per_step.items():
@@ -77,6 +83,8 @@ def main():
     busy = sum(per_step.values())
     print(f"  {'sum of spans':20s} {busy:9.2f} ms per step ({busy / step_ms:.1%} of the step; "
           "spans on several streams overlap)")
+    print(f"  {'priced by default':20s} {default_ms:9.2f} ms per step (of the spans above; "
+          "docs/kernels.md)")
 
 if __name__ == "__main__":
     main()
