@@ -22,6 +22,20 @@ constexpr Launcher kLaunchers[] = {
     {Invoked::kProgram, "deepspeed", {}},
     {Invoked::kModule, "deepspeed.launcher.runner", {}},
     {Invoked::kModule, "deepspeed.launcher.launch", {}},
+    {Invoked::kProgram, "mpirun", {}},
+    {Invoked::kProgram, "mpiexec", {}},
+    {Invoked::kProgram, "orterun", {}},
+    {Invoked::kProgram, "prterun", {}},
+    {Invoked::kProgram, "orted", {}},
+    {Invoked::kProgram, "mpiexec.hydra", {}},
+    {Invoked::kProgram, "hydra_pmi_proxy", {}},
+};
+
+// In the order they are tried: a torchrun rank started under mpirun is numbered by torchrun.
+constexpr RankVariables kRankVariables[] = {
+    {"RANK", "LOCAL_RANK", "WORLD_SIZE"},
+    {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE"},
+    {"PMI_RANK", "MPI_LOCALRANKID", "PMI_SIZE"},
 };
 
 std::string_view file_name(std::string_view path) {
@@ -61,6 +75,13 @@ bool is_launcher_command(std::span<const std::string_view> argv) {
     return matches(Invoked::kProgram, file_name(a), argv.subspan(i + 1));
   }
   return false;
+}
+
+const RankVariables& rank_variables(const std::function<bool(const char*)>& is_set) {
+  for (const RankVariables& v : kRankVariables) {
+    if (is_set(v.rank)) return v;
+  }
+  return kRankVariables[0];
 }
 
 }  // namespace phantora::shim

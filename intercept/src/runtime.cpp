@@ -2,6 +2,7 @@
 
 #include "daemon_connection.hpp"
 #include "host_timelines.hpp"
+#include "launcher_command.hpp"
 #include "payload_inbox.hpp"
 #include "real_clock.hpp"
 #include "shadow.hpp"
@@ -157,9 +158,13 @@ void Runtime::connect_locked() {
   host_ = env_int("PHANTORA_HOST", 0);
   hello.host = host_;
   hello.pid = getpid();
-  hello.global_rank = env_int("RANK", -1);
-  hello.local_rank = env_int("LOCAL_RANK", -1);
-  hello.world_size = env_int("WORLD_SIZE", -1);
+  const RankVariables& numbered = rank_variables([](const char* name) {
+    const char* v = std::getenv(name);
+    return v != nullptr && *v != '\0';
+  });
+  hello.global_rank = env_int(numbered.rank, -1);
+  hello.local_rank = env_int(numbered.local_rank, -1);
+  hello.world_size = env_int(numbered.world_size, -1);
   try {
     send_frame_locked(wire::FrameType::kHello, &hello, sizeof(hello));
   } catch (const std::exception& e) {

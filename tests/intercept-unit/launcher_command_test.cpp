@@ -44,6 +44,37 @@ TEST(LauncherCommand, DeepSpeedsRunnerAndItsPerNodeLauncher) {
                 "--world_info=eyJsb2NhbGhvc3QiOiBbMCwgMV19", "--master_port=29500", "train.py"}));
 }
 
+TEST(LauncherCommand, MpiLaunchersAndTheirNodeDaemons) {
+  // llm.c's scripts start their ranks as `mpirun -np 8 ./train_gpt2cu ...`.
+  EXPECT_TRUE(launcher({"mpirun", "--oversubscribe", "-np", "8", "./train_gpt2cu", "-b", "64"}));
+  EXPECT_TRUE(launcher({"/usr/bin/mpiexec", "-n", "2", "./a.out"}));
+  EXPECT_TRUE(launcher({"/usr/lib/openmpi/bin/orted", "-mca", "ess", "env"}));
+  EXPECT_TRUE(launcher({"/usr/bin/hydra_pmi_proxy", "--control-port", "node0:4000"}));
+  // The ranks it starts are not.
+  EXPECT_FALSE(launcher({"./train_gpt2cu", "-b", "64"}));
+}
+
+std::string_view numbered_by(std::initializer_list<const char*> set) {
+  const RankVariables& v = rank_variables([&](const char* name) {
+    for (const char* s : set) {
+      if (std::string_view(s) == name) return true;
+    }
+    return false;
+  });
+  return v.rank;
+}
+
+TEST(LauncherCommand, RanksAreNumberedByTheLauncherThatStartedThem) {
+  EXPECT_EQ(numbered_by({"RANK", "OMPI_COMM_WORLD_RANK"}), "RANK");  // torchrun under mpirun
+  EXPECT_EQ(numbered_by({"OMPI_COMM_WORLD_RANK", "PMI_RANK"}), "OMPI_COMM_WORLD_RANK");
+  EXPECT_EQ(numbered_by({"PMI_RANK"}), "PMI_RANK");
+  EXPECT_EQ(numbered_by({}), "RANK");  // a program started directly: unnumbered (-1)
+  const RankVariables& ompi = rank_variables(
+      [](const char* name) { return std::string_view(name) == "OMPI_COMM_WORLD_RANK"; });
+  EXPECT_STREQ(ompi.local_rank, "OMPI_COMM_WORLD_LOCAL_RANK");
+  EXPECT_STREQ(ompi.world_size, "OMPI_COMM_WORLD_SIZE");
+}
+
 TEST(LauncherCommand, RanksAreNotLaunchersWhateverTheirArguments) {
   // A rank as torchrun or DeepSpeed's launcher starts it.
   EXPECT_FALSE(launcher({"/venv/bin/python3", "-u", "train.py", "--local_rank=0"}));
