@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""examples/llmc (docs/accuracy.md, "llm.c on A100") without llm.c or a GPU:
+
+- the table (scripts.txt): every row a name, a 40-digit commit, a script under scripts/ and a
+  published step time; names unique; run.sh and scripts/setup-llmc.sh refuse a name it lacks
+  with status 2, listing its names;
+- make_tokens.py writes llm.c's token format (256 int32: magic 20240520, version 1, the count;
+  then that many uint16 GPT-2 ids), enough for a step of the largest run (8 ranks x 64 x 1,024
+  tokens + 1), the same bytes twice;
+- run.sh passes the published script's train_gpt2cu arguments on unchanged but for its three
+  stated changes (-x STEPS, the token files for -i and -j, no -o, -n or -y), under
+  `mpirun --oversubscribe -np 8` on 8 `a100-80gb` of one host: a stand-in `phantora` prints
+  what it was asked to run, and a stand-in build holds a script written like llm.c's.
+
+Usage: llmc_runs_check.py REPO_ROOT"""
+import os
+import re
+import stat
+import struct
+import subprocess
+import sys
+import tempfile
+from array import array
+
+root = sys.argv[1]
+here = os.path.join(root, "examples", "llmc")
+failures = []
+
+
+def expect(cond, what):
+    print(("ok    " if cond else "FAIL  ") + what)
+    if not cond:
+        failures.append(what)
+
+
+rows = []
+with open(os.path.join(here, "scripts.txt")) as f:
+    for line in f:
+        if line.strip() and not line.startswith("#"):
+            rows.append(line.split())
+expect(len(rows) >= 1, f"the table has rows ({len(rows)})")
+names = [r[0] for r in rows]
+expect(len(set(names)) == len(names), "names are unique")
+for r in rows:
+    expect(len(r) == 4, f"{r[0]}: four fields (name, commit, script, published)")
+    if len(r) == 4:
+        expect(re.fullmatch(r"[0-9a-f]{40}", r[1]) is not None, f"{r[0]}: a full commit hash")
+        expect(re.fullmatch(r"scripts/run_\w+\.sh", r[2]) is not None, f"{r[0]}: a script")
+        expect(re.fullmatch(r"~[0-9.]+m?s/iter", r[3]) is not None, f"{r[0]}: a step time")
+
+with tempfile.TemporaryDirectory() as tmp:
+    env = dict(os.environ, LLMC_DIR=tmp)
+    for script in (os.path.join(here, "run.sh"), os.path.join(root, "scripts", "setup-llmc.sh")):
+        p = subprocess.run(["bash", script, "no-such-run"], capture_output=True, text=True,
+                           env=env)
+        base = os.path.basename(script)
+        expect(p.returncode == 2, f"{base} refuses an unknown name with status 2 "
+               f"(got {p.returncode})")
+        expect("no-such-run" in p.stderr and all(n in p.stderr for n in names),
+               f"{base} names the run and lists the table's names")
+
+    digests = []
+    for attempt in range(2):
+        out = os.path.join(tmp, f"tokens{attempt}")
+        subprocess.run([sys.executable, os.path.join(here, "make_tokens.py"), out], check=True)
+        blob = b""
+        for name in ("train.bin", "val.bin"):
+            with open(os.path.join(out, name), "rb") as f:
+                data = f.read()
+            blob += data
+            magic, version, count = struct.unpack_from("<3i", data)
+            tokens = array("H", data[1024:])
+            if sys.byteorder != "little":
+                tokens.byteswap()
+            expect((magic, version) == (20240520, 1), f"{name}: llm.c's header")
+            expect(count == len(tokens), f"{name}: the header's count is the file's")
+            expect(max(tokens) < 50257, f"{name}: GPT-2 ids")
+            if name == "train.bin":
+                expect(count >= 8 * 64 * 1024 + 1, f"{name}: a step of 8 x 64 x 1,024 tokens")
+        digests.append(blob)
+    expect(digests[0] == digests[1], "two runs write the same tokens")
+
+    # A build as setup-llmc.sh leaves it, with a script laid out as llm.c's are.
+    name, commit, script, _ = rows[0]
+    build = os.path.join(tmp, f"llmc-{commit}")
+    os.makedirs(os.path.join(build, "scripts"))
+    with open(os.path.join(build, script), "w") as f:
+        f.write('make train_gpt2cu USE_CUDNN=1\nwhile true; do\n'
+                '    mpirun -np 8 ./train_gpt2cu \\\n'
+                '                -i "dev/data/fineweb10B/fineweb_train_*.bin" \\\n'
+                '                -j "dev/data/fineweb10B/fineweb_val_*.bin" \\\n'
+                '                -o $out_dir \\\n'
+                '                -v 250 -s 20000 -g 144 \\\n'
+                '                -b 64 -t 1024 \\\n'
+                '                -n 5000 \\\n'
+                '                -y 1 \\\n'
+                '                -e "d12"\n'
+                '    sleep 1\ndone\n')
+    binary = os.path.join(build, "train_gpt2cu")
+    stand_in = os.path.join(tmp, "phantora")
+    for path in (binary, stand_in):
+        with open(path, "w") as f:
+            f.write('#!/bin/sh\nprintf "%s\\n" "$@"\n')
+        os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
+    p = subprocess.run(["bash", os.path.join(here, "run.sh"), name], capture_output=True,
+                       text=True, env=dict(env, PHANTORA=stand_in, STEPS="4",
+                                           OUT=os.path.join(tmp, "out")))
+    expect(p.returncode == 0, f"run.sh runs the stand-in (status {p.returncode}: {p.stderr})")
+    argv = p.stdout.split("\n")
+    cmd = argv[argv.index("--") + 1:] if "--" in argv else []
+    tokens = os.path.join(tmp, "llmc-tokens")
+    want = ["mpirun", "--oversubscribe", "-np", "8", binary, "-v", "250", "-s", "20000",
+            "-g", "144", "-b", "64", "-t", "1024", "-e", "d12",
+            "-i", os.path.join(tokens, "train.bin"), "-j", os.path.join(tokens, "val.bin"),
+            "-x", "4", ""]
+    expect(cmd == want, f"the command run: {cmd}")
+    for flag in ("--hosts 1", "--gpus-per-host 8", "--gpu a100-80gb", "--cpu-time model"):
+        expect(flag in " ".join(argv), f"phantora run {flag}")
+
+if failures:
+    sys.exit(f"{len(failures)} check(s) failed")
+print("llm.c runs ok")
