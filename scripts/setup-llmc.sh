@@ -21,13 +21,17 @@
 # this repository; a build is reused while present.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# shellcheck source=examples/llmc/scripts.sh
-. examples/llmc/scripts.sh
+# shellcheck source=examples/name-table.sh
+. examples/name-table.sh
+llmc_table=examples/llmc/scripts.txt
 parent=${LLMC_DIR:-$HOME/.cache/phantora}
 names=("$@")
-[ ${#names[@]} -gt 0 ] || mapfile -t names < <(llmc_names)
+[ ${#names[@]} -gt 0 ] || mapfile -t names < <(table_names "$llmc_table")
 for name in "${names[@]}"; do
-  [ -n "$(llmc_fields "$name")" ] || { unknown_llmc setup-llmc "$name"; exit 2; }
+  [ -n "$(table_row "$llmc_table" "$name")" ] || {
+    unknown_name setup-llmc "$llmc_table" "$name"
+    exit 2
+  }
 done
 nvcc=${NVCC:-/usr/local/cuda/bin/nvcc}
 [ -x "$nvcc" ] || nvcc=$(command -v nvcc) || {
@@ -60,7 +64,7 @@ if [ ! -f "$frontend/include/cudnn_frontend.h" ]; then
 fi
 
 for name in "${names[@]}"; do
-  read -r commit _ _ < <(llmc_fields "$name")
+  read -r commit _ _ < <(table_row "$llmc_table" "$name")
   dest=$parent/llmc-$commit
   [ -x "$dest/train_gpt2cu" ] && continue
   if [ -z "$repo" ]; then

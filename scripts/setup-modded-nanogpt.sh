@@ -22,18 +22,19 @@ cd "$(dirname "$0")/.."
 # shellcheck source=scripts/pinned-venv.sh
 . scripts/pinned-venv.sh
 parent=${MODDED_NANOGPT_DIR:-$HOME/.cache/phantora}
-# shellcheck source=examples/modded-nanogpt/records.sh
-. examples/modded-nanogpt/records.sh
+# shellcheck source=examples/name-table.sh
+. examples/name-table.sh
+records_table=examples/modded-nanogpt/records.txt
 records=("$@")
-[ ${#records[@]} -gt 0 ] || mapfile -t records < <(record_names)
+[ ${#records[@]} -gt 0 ] || mapfile -t records < <(table_names "$records_table")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 repo=${MODDED_NANOGPT_REPO:-}
 
 for record in "${records[@]}"; do
   # the commit that published the record's log, the log's path there, the torch it names
-  read -r commit log version < <(record_fields "$record") || {
-    unknown_record setup-modded-nanogpt "$record"
+  read -r commit log version < <(table_row "$records_table" "$record") || {
+    unknown_name setup-modded-nanogpt "$records_table" "$record"
     exit 2
   }
   dest=$parent/modded-nanogpt-$record

@@ -22,10 +22,14 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-# shellcheck source=examples/llmc/scripts.sh
-. "$here/scripts.sh"
+# shellcheck source=examples/name-table.sh
+. "$here/../name-table.sh"
+llmc_table=$here/scripts.txt
 name=${1:?usage: $0 NAME (a name of $llmc_table)}
-read -r commit script published < <(llmc_fields "$name") || { unknown_llmc run.sh "$name"; exit 2; }
+read -r commit script published < <(table_row "$llmc_table" "$name") || {
+  unknown_name run.sh "$llmc_table" "$name"
+  exit 2
+}
 parent=${LLMC_DIR:-$HOME/.cache/phantora}
 src=$parent/llmc-$commit
 if [ ! -x "$src/train_gpt2cu" ]; then

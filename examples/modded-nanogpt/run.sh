@@ -22,10 +22,14 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-# shellcheck source=examples/modded-nanogpt/records.sh
-. "$here/records.sh"
+# shellcheck source=examples/name-table.sh
+. "$here/../name-table.sh"
+records_table=$here/records.txt
 record=${1:?usage: $0 RECORD (a name of $records_table)}
-read -r _ _ version < <(record_fields "$record") || { unknown_record run.sh "$record"; exit 2; }
+read -r _ _ version < <(table_row "$records_table" "$record") || {
+  unknown_name run.sh "$records_table" "$record"
+  exit 2
+}
 parent=${MODDED_NANOGPT_DIR:-$HOME/.cache/phantora}
 src=$parent/modded-nanogpt-$record
 venv=$parent/modded-nanogpt-$version-venv

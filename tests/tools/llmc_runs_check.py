@@ -22,22 +22,14 @@ import sys
 import tempfile
 from array import array
 
+from named_table import Checks, refuses_unknown_names, table_rows
+
 root = sys.argv[1]
 here = os.path.join(root, "examples", "llmc")
-failures = []
+checks = Checks()
+expect = checks.expect
 
-
-def expect(cond, what):
-    print(("ok    " if cond else "FAIL  ") + what)
-    if not cond:
-        failures.append(what)
-
-
-rows = []
-with open(os.path.join(here, "scripts.txt")) as f:
-    for line in f:
-        if line.strip() and not line.startswith("#"):
-            rows.append(line.split())
+rows = table_rows(os.path.join(here, "scripts.txt"))
 expect(len(rows) >= 1, f"the table has rows ({len(rows)})")
 names = [r[0] for r in rows]
 expect(len(set(names)) == len(names), "names are unique")
@@ -50,14 +42,8 @@ for r in rows:
 
 with tempfile.TemporaryDirectory() as tmp:
     env = dict(os.environ, LLMC_DIR=tmp)
-    for script in (os.path.join(here, "run.sh"), os.path.join(root, "scripts", "setup-llmc.sh")):
-        p = subprocess.run(["bash", script, "no-such-run"], capture_output=True, text=True,
-                           env=env)
-        base = os.path.basename(script)
-        expect(p.returncode == 2, f"{base} refuses an unknown name with status 2 "
-               f"(got {p.returncode})")
-        expect("no-such-run" in p.stderr and all(n in p.stderr for n in names),
-               f"{base} names the run and lists the table's names")
+    refuses_unknown_names(checks, (os.path.join(here, "run.sh"),
+                                   os.path.join(root, "scripts", "setup-llmc.sh")), names, env)
 
     digests = []
     for attempt in range(2):
@@ -117,6 +103,6 @@ with tempfile.TemporaryDirectory() as tmp:
     for flag in ("--hosts 1", "--gpus-per-host 8", "--gpu a100-80gb", "--cpu-time model"):
         expect(flag in " ".join(argv), f"phantora run {flag}")
 
-if failures:
-    sys.exit(f"{len(failures)} check(s) failed")
+if checks.failures:
+    sys.exit(checks.exit_status())
 print("llm.c runs ok")

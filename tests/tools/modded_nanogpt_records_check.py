@@ -5,25 +5,16 @@ pinned requirements exist and pin that torch; names are unique; and both scripts
 the table lacks, with exit status 2, listing the names it has. Usage: check.py REPO_ROOT"""
 import os
 import re
-import subprocess
 import sys
+
+from named_table import Checks, refuses_unknown_names, table_rows
 
 root = sys.argv[1]
 here = os.path.join(root, "examples", "modded-nanogpt")
-failures = []
+checks = Checks()
+expect = checks.expect
 
-
-def expect(cond, what):
-    print(("ok    " if cond else "FAIL  ") + what)
-    if not cond:
-        failures.append(what)
-
-
-rows = []
-with open(os.path.join(here, "records.txt")) as f:
-    for line in f:
-        if line.strip() and not line.startswith("#"):
-            rows.append(line.split())
+rows = table_rows(os.path.join(here, "records.txt"))
 expect(len(rows) >= 2, f"the table has rows ({len(rows)})")
 names = [r[0] for r in rows]
 expect(len(set(names)) == len(names), "record names are unique")
@@ -41,14 +32,8 @@ for r in rows:
 
 env = dict(os.environ, MODDED_NANOGPT_DIR=os.path.join(os.environ.get("TMPDIR", "/tmp"),
                                                         "phantora-no-such-dir"))
-for script in (os.path.join(root, "examples", "modded-nanogpt", "run.sh"),
-               os.path.join(root, "scripts", "setup-modded-nanogpt.sh")):
-    p = subprocess.run(["bash", script, "no-such-record"], capture_output=True, text=True, env=env)
-    expect(p.returncode == 2, f"{os.path.basename(script)} refuses an unknown record with status 2 "
-           f"(got {p.returncode})")
-    expect("no-such-record" in p.stderr and all(n in p.stderr for n in names),
-           f"{os.path.basename(script)} names the record and lists the table's names")
-
-if failures:
-    sys.exit(f"{len(failures)} check(s) failed")
+refuses_unknown_names(checks, (os.path.join(here, "run.sh"),
+                               os.path.join(root, "scripts", "setup-modded-nanogpt.sh")), names, env)
+if checks.failures:
+    sys.exit(checks.exit_status())
 print("modded-nanogpt records ok")
