@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Builds the llm.c programs behind the step times llm.c's own scripts publish for 8X A100 80GB
-# SXM, for examples/llmc/run.sh (docs/accuracy.md, "llm.c on A100"): train_gpt2cu at the commit
-# that added each statement, with cuDNN's flash attention (the scripts build `make train_gpt2cu
-# USE_CUDNN=1`), NCCL and MPI, as its Makefile builds it on an A100 (its NVCC_FLAGS, compute
-# capability 8.0), with two stated changes: the CUDA runtime linked shared (`-cudart shared`,
-# which phantora needs; nvcc links it statically by default) and the cuDNN frontend headers of
-# that spring (release v1.4.0, 2024-05-07) rather than whatever a clone of the day holds.
+# SXM, for examples/llmc/run.sh (docs/accuracy.md, "llm.c's GPT-2 and GPT-3 on 8 A100"):
+# train_gpt2cu at the commit that added each statement, with cuDNN's flash attention (the
+# scripts build `make train_gpt2cu USE_CUDNN=1`), NCCL and MPI, as its Makefile builds it on an
+# A100 (its NVCC_FLAGS, compute capability 8.0), with two stated changes: the CUDA runtime
+# linked shared (`-cudart shared`, which phantora needs; nvcc links it statically by default)
+# and the cuDNN frontend headers of that spring (release v1.4.0, 2024-05-07) rather than
+# whatever a clone of the day holds.
 #
 # Usage: scripts/setup-llmc.sh [NAME...]   (names of examples/llmc/scripts.txt; default: all)
 #

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # One of llm.c's published GPT-2/GPT-3 training scripts under `phantora run`, on the part the
 # script states (8X A100 80GB SXM: the `a100-80gb` preset, one DGX A100 host) and at the commit
-# that published its step time (docs/accuracy.md, "llm.c on A100"). The script's own
-# train_gpt2cu arguments are read from the script at that commit and run as it runs them
-# (`mpirun -np 8`), with three stated changes: STEPS steps (-x), token files from
-# make_tokens.py instead of FineWeb (-i, -j), and no log directory, so no checkpoints and no
-# resuming (-o, -n, -y). The rest stays, validation and sampling included: in a run of a few
-# steps they happen before the first step and after the last, outside the timed steps, and
-# HellaSwag, whose file is missing, is skipped with a message.
+# that published its step time (docs/accuracy.md, "llm.c's GPT-2 and GPT-3 on 8 A100"). The
+# script's own train_gpt2cu arguments are read from the script at that commit and run as it runs
+# them (`mpirun -np 8`), with three stated changes: STEPS steps (-x), token shards of
+# pseudo-random GPT-2 ids instead of FineWeb's (-i, -j: examples/modded-nanogpt/
+# make_fineweb_shards.py writes the format both programs read, llm.c's, under FineWeb's file
+# names, which llm.c's patterns glob), and no log directory, so no checkpoints and no resuming
+# (-o, -n, -y). The rest stays, validation and sampling included: in a run of a few steps they
+# happen before the first step and after the last, outside the timed steps, and HellaSwag, whose
+# file is missing, is skipped with a message.
 #
 # Usage: examples/llmc/run.sh NAME   (a name of scripts.txt beside this script; built by
 #        scripts/setup-llmc.sh NAME)
@@ -58,8 +60,9 @@ phantora=$(realpath "${PHANTORA:-$repo/build/tools/phantora}")
 out=$(realpath -m "${OUT:-$repo/runs/llmc-$name}")
 work=$out/work
 mkdir -p "$work"
-python3 "$here/make_tokens.py" "$parent/llmc-tokens"
-args+=(-i "$parent/llmc-tokens/train.bin" -j "$parent/llmc-tokens/val.bin" -x "$steps")
+shards=$parent/llmc-shards
+python3 "$here/../modded-nanogpt/make_fineweb_shards.py" "$shards"
+args+=(-i "$shards/fineweb_train_*.bin" -j "$shards/fineweb_val_*.bin" -x "$steps")
 echo "run.sh: $name, published ${published} on 8X A100 80GB SXM; train_gpt2cu ${args[*]}"
 cd "$work"
 # OpenMPI refuses to start as root unless told it may (CI runs as root).

@@ -34,6 +34,4 @@ env = dict(os.environ, MODDED_NANOGPT_DIR=os.path.join(os.environ.get("TMPDIR", 
                                                         "phantora-no-such-dir"))
 refuses_unknown_names(checks, (os.path.join(here, "run.sh"),
                                os.path.join(root, "scripts", "setup-modded-nanogpt.sh")), names, env)
-if checks.failures:
-    sys.exit(checks.exit_status())
-print("modded-nanogpt records ok")
+checks.finish("modded-nanogpt records ok")

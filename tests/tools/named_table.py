@@ -3,6 +3,7 @@ examples/llmc/scripts.txt, read by examples/name-table.sh): the table's rows, an
 refusal of a name it lacks."""
 import os
 import subprocess
+import sys
 
 
 class Checks:
@@ -16,8 +17,11 @@ class Checks:
         if not cond:
             self.failures.append(what)
 
-    def exit_status(self):
-        return f"{len(self.failures)} check(s) failed" if self.failures else 0
+    def finish(self, ok_message):
+        """Exits naming how many checks failed, or prints `ok_message`."""
+        if self.failures:
+            sys.exit(f"{len(self.failures)} check(s) failed")
+        print(ok_message)
 
 
 def table_rows(path):
