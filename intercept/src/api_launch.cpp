@@ -97,6 +97,11 @@ cudaError_t launch(const void* func, dim3 grid, dim3 block, size_t shared_mem, c
     work = launch_work(torch, decoded, args, g);
     plan = plan_small_kernel(torch, decoded);
   }
+  if (!work && args != nullptr) {
+    if (const std::optional<LlmcKernel>& llmc = llmc_kernel(*k)) {
+      work = llmc_work(*llmc, args, g, {block.x, block.y, block.z});
+    }
+  }
   if (!work) work = take_described_work(k->name);
   if (recording_launches()) {
     record_launch(*k, g, {block.x, block.y, block.z}, shared_mem, work ? &*work : nullptr, args);

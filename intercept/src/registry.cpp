@@ -88,12 +88,19 @@ MultiTensorLimits process_multi_tensor_limits() {
 
 const TorchKernel& torch_kernel(KernelInfo& k) {
   std::call_once(k.classified, [&k] {
-    k.torch = classify_torch_kernel(demangle(k.name.c_str()));
+    const std::string demangled = demangle(k.name.c_str());
+    k.torch = classify_torch_kernel(demangled);
     if (k.torch.family == TorchFamily::kMultiTensor) {
       k.torch.multi_tensor_limits = process_multi_tensor_limits();
     }
+    if (k.torch.family == TorchFamily::kUnknown) k.llmc = classify_llmc(demangled);
   });
   return k.torch;
+}
+
+const std::optional<LlmcKernel>& llmc_kernel(KernelInfo& k) {
+  torch_kernel(k);
+  return k.llmc;
 }
 
 }  // namespace phantora::shim

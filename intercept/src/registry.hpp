@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 
+#include "llmc_kernels.hpp"
 #include "torch_kernel_name.hpp"
 
 namespace phantora::shim {
@@ -31,10 +32,15 @@ struct KernelInfo {
   // at load time would cost seconds for a library the size of libtorch_cuda).
   std::once_flag classified;
   TorchKernel torch;
+  // One of llm.c's kernels (llmc_kernels.hpp), classified with it when no PyTorch family fits.
+  std::optional<LlmcKernel> llmc;
 };
 
 // The kernel's family (torch_kernel_name.hpp), classifying it on first use.
 const TorchKernel& torch_kernel(KernelInfo& k);
+// The kernel as one of llm.c's (llmc_kernels.hpp), classifying it on first use; nullopt for any
+// other kernel.
+const std::optional<LlmcKernel>& llmc_kernel(KernelInfo& k);
 
 // Looks up a kernel by its host stub address, or by a cudaKernel_t / cudaFunction_t handle the
 // shim handed out (both are KernelInfo pointers). nullptr if unknown.

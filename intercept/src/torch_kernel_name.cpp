@@ -57,14 +57,6 @@ std::vector<std::string_view> split_top(std::string_view s) {
   return out;
 }
 
-// The function's qualified name: the text before its first template or parameter bracket,
-// without a leading return type ("void ").
-std::string_view base_name(std::string_view d) {
-  if (d.substr(0, 5) == "void ") d.remove_prefix(5);
-  const size_t cut = d.find_first_of("<(");
-  return d.substr(0, cut);
-}
-
 // K of "std::array<char*, 3ul>", or of "at::detail::Array<char*, 3>" (PyTorch 2.5 and earlier
 // pass the operands in c10's own array type).
 int array_size(std::string_view arg) {
@@ -470,6 +462,12 @@ void classify_flash(std::string_view base, std::string_view d, TorchKernel& k) {
 
 bool ends_with(std::string_view s, std::string_view tail) {
   return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
+}
+
+std::string_view base_name(std::string_view d) {
+  if (d.substr(0, 5) == "void ") d.remove_prefix(5);
+  const size_t cut = d.find_first_of("<(");
+  return d.substr(0, cut);
 }
 
 int scalar_bytes(std::string_view t) {

@@ -147,6 +147,9 @@ TorchKernel classify_torch_kernel(std::string_view demangled);
 // Demangles a mangled device-function name; the input itself when it is not a C++ name.
 std::string demangle(const char* mangled);
 
+// The function's qualified name in a demangled name: the text before its first template or
+// parameter bracket, without a leading return type ("void ").
+std::string_view base_name(std::string_view demangled);
 // Whether `s` ends with `tail` (qualified names: "...::sum_and_scatter").
 bool ends_with(std::string_view s, std::string_view tail);
 // Size of an element type as demangled (0 when not a scalar type the shim knows).

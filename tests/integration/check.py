@@ -667,6 +667,49 @@ def case_managed():
              "peak memory: cudaMalloc's 64 MiB only")
 
 
+def case_llmc_kernels():
+    """Kernels with llm.c's names and parameter lists (programs/llmc_kernels.cu) priced as the
+    bytes they move, from their grids and integer arguments (docs/kernels.md, "llm.c"), by hand:
+    GELU over 2^24 bf16 values reads and writes each once (4,096 blocks of 512 threads, 16 bytes
+    a thread); the classifier over 4 x 256 rows of 50,257 logits reads each row and its int
+    target and writes the loss and the row of gradients; AdamW over 2^20 parameters reads the
+    bf16 gradient and the fp32 moments and master copy and writes all but the gradient (14 + 14
+    bytes each), or without a master copy reads the bf16 parameter instead and writes no copy
+    (12 + 10). time = floor + (read + written) / (HBM x memory efficiency). The same GELU in a
+    namespace is another program's kernel: default-priced, listed by name."""
+    r = run("llmc_kernels", "llmc_kernels", flags=zero())
+    check("done" in r.stdout, "the program ran to its end")
+    rate = h100()["perf"]["hbm_gbytes_per_s"] * 1e9 * model_params()["gpu"]["h100"][
+        "memory_efficiency"]
+    floor_us = model_params()["memory_bound"]["floor_us"]
+    n, rows, v, params = 1 << 24, 4 * 256, 50257, 1 << 20
+    expected = [
+        ("gelu_forward_kernel2", 2 * n * 2),
+        ("fused_classifier_kernel5", (rows * v * 2 + rows * 4) + (rows * 2 + rows * v * 2)),
+        ("adamw_kernel3", params * (14 + 14)),
+        ("adamw_kernel3", params * (12 + 10)),
+    ]
+    trace = os.path.join(r.out_dir, "trace.json")
+    if not check(os.path.exists(trace), "trace.json written"):
+        return
+    with open(trace, encoding="utf-8") as f:
+        t = json.load(f)
+    events = t["traceEvents"] if isinstance(t, dict) else t
+    spans = [e for e in events if e.get("ph") == "X" and e.get("cat") == "kernel"]
+    check_eq(len(spans), 5, "five kernel spans")
+    for (kernel, moved), span in zip(expected, spans):
+        want_us = floor_us + moved / rate * 1e6
+        check(kernel in span.get("name", "") and span.get("args", {}).get("source") == "modelled"
+              and abs(span["dur"] - want_us) < 0.01,
+              f"{span.get('name')}: {span['dur']} us ({span.get('args', {}).get('source')}), "
+              f"{kernel} by hand {want_us:.6f} us")
+    if len(spans) == 5:
+        check(spans[4].get("args", {}).get("source") == "default",
+              f"other::gelu_forward_kernel2 is default-priced ({spans[4].get('name')})")
+    listed = [k["kernel"] for k in r.report["gpu_time"].get("defaulted_kernels", [])]
+    check_eq(listed, ["other::gelu_forward_kernel2"], "the kernels listed as default-priced")
+
+
 def case_static_runtime():
     """A program built with nvcc's default, the CUDA runtime linked in statically
     (programs/static_runtime.cu, `-cudart static`): that runtime reaches the driver through
