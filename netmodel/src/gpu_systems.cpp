@@ -15,6 +15,9 @@ constexpr GpuSystem kGpuSystems[] = {
     {"a100-40gb", "dgx-a100",
      "NVIDIA DGX A100 User Guide, 'Hardware Overview': 8 x A100 SXM4, 40 GB each in the 320 GB "
      "system (https://docs.nvidia.com/dgx/dgxa100-user-guide/introduction-to-dgxa100.html)"},
+    {"a100-80gb-330w", "dgx-a100",
+     "pytorch/torchtitan pull request #1351 (commit db52d57): 8 x NVIDIA PG509-210 on one Meta "
+     "host; their links are taken as the DGX A100's (8 x A100 SXM4, NVSwitch, 200 Gb/s per GPU)"},
     {"h100", "dgx-h100",
      "NVIDIA DGX H100/H200 User Guide, 'Hardware Overview': 8 x H100 SXM5 "
      "(https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html)"},

@@ -145,6 +145,27 @@ TEST(ClockModel, PowerLimitedH100ScalesComputeButNotMemory) {
             memory_op_estimate(op, full, params()).duration);
 }
 
+TEST(ClockModel, MetasA100BoardScalesComputeByItsSustainedClock) {
+  // a100-80gb-330w sustains 1351 MHz where every A100 figure (H. He's GEMM rate, FA2's) was
+  // taken at the 400 W part's 1410: GEMMs and attention take 1410 / 1351 = 1.044 times longer;
+  // bytes move at the same rate.
+  const GpuPreset& full = gpu("a100-80gb");
+  const GpuPreset& board = gpu("a100-80gb-330w");
+  const Estimate g400 = gemm_estimate(cube(8192), full, params());
+  const Estimate g330 = gemm_estimate(cube(8192), board, params());
+  EXPECT_DOUBLE_EQ(g330.clock_scale, 1351.0 / 1410.0);
+  EXPECT_NEAR(g330.compute_us, g400.compute_us * 1410.0 / 1351.0, 1e-6);
+  EXPECT_DOUBLE_EQ(g330.memory_us, g400.memory_us);
+  const AttentionDesc a = gpt_attention();
+  EXPECT_DOUBLE_EQ(attention_estimate(a, board, params()).clock_scale, 1351.0 / 1410.0);
+  EXPECT_NEAR(attention_estimate(a, board, params()).compute_us,
+              attention_estimate(a, full, params()).compute_us * 1410.0 / 1351.0, 1e-6);
+  MemoryOpDesc op;
+  op.bytes_read = op.bytes_written = 1ull << 28;
+  EXPECT_EQ(memory_op_estimate(op, board, params()).duration,
+            memory_op_estimate(op, full, params()).duration);
+}
+
 // Parts that differ from a sibling in their memory alone: compute terms are equal, a memory-bound
 // kernel's byte term takes the bandwidths' ratio longer (the same efficiency on both), its floor
 // not. h100-96gb-500w is h100-500w with 2.4 TB/s of HBM2e; a100-40gb is a100-80gb with 1,555 GB/s

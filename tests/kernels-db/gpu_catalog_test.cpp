@@ -19,10 +19,37 @@ std::string error_of(auto&& fn) {
   return "(no error)";
 }
 
-TEST(GpuCatalog, BuiltinHasTheSevenPresets) {
+TEST(GpuCatalog, BuiltinHasTheEightPresets) {
   const auto names = GpuCatalog::builtin().names();
-  EXPECT_EQ(names, (std::vector<std::string>{"a100-80gb", "a100-40gb", "h100", "h100-500w",
-                                             "h100-96gb-500w", "h200", "b200"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"a100-80gb", "a100-40gb", "a100-80gb-330w", "h100",
+                                             "h100-500w", "h100-96gb-500w", "h200", "b200"}));
+}
+
+// Meta's A100 board (gpus.toml, [pg509]): the 80 GB part's GA100, memory and links, under a
+// 330 W limit. It reports its own name ("NVIDIA PG509-210", which TorchTitan's peak-FLOPS table
+// does not know, so its MFU falls back to the A100's 312) and the 79.14 GiB its logs print; its
+// sustained clock is the line through the GA100's 1326 MHz at 300 W (an A100 PCIe, measured) and
+// the 400 W part's 1410 MHz, at 330 W.
+TEST(GpuCatalog, MetasA100BoardIsTheEightyGigabytePartAt330Watts) {
+  const GpuCatalog& c = GpuCatalog::builtin();
+  const GpuPreset& board = c.find("PG509-210");
+  const GpuPreset& a80 = c.find("a100-80gb");
+  EXPECT_EQ(board.key, "a100-80gb-330w");
+  EXPECT_EQ(board.device_name(), "NVIDIA PG509-210");
+  EXPECT_EQ(board.device.total_global_mem, 81039ull << 20);
+  EXPECT_NEAR(board.device.total_global_mem / double(1ull << 30), 79.14, 0.005);
+  EXPECT_NEAR(42.12 / (board.device.total_global_mem / double(1ull << 30)) * 100, 53.23, 0.01);
+  EXPECT_EQ(board.device.pci_device_id, a80.device.pci_device_id);
+  EXPECT_EQ(board.device.pci_subsystem_id, 0x1625);
+  EXPECT_EQ(board.device.multiprocessor_count, a80.device.multiprocessor_count);
+  EXPECT_EQ(board.device.clock_khz, a80.device.clock_khz);
+  EXPECT_DOUBLE_EQ(board.perf.bf16_tflops, a80.perf.bf16_tflops);
+  EXPECT_DOUBLE_EQ(board.perf.hbm.as_gbytes_per_s(), a80.perf.hbm.as_gbytes_per_s());
+  EXPECT_DOUBLE_EQ(board.perf.nvlink.as_gbytes_per_s(), a80.perf.nvlink.as_gbytes_per_s());
+  EXPECT_DOUBLE_EQ(board.perf.tensor_peak_clock_mhz, a80.perf.tensor_peak_clock_mhz);
+  const double at_300w = 1326.0, at_400w = a80.perf.sustained_clock_mhz;
+  EXPECT_NEAR(board.perf.sustained_clock_mhz,
+              at_300w + (330.0 - 300.0) / 100.0 * (at_400w - at_300w), 0.5);
 }
 
 // The 40 GB A100 is the 80 GB part's GA100 with HBM2: every compute figure and link the same,
