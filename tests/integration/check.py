@@ -171,6 +171,24 @@ def copy_cost_ps(kind, nbytes, pinned):
         2 * nbytes, perf["hbm_gbytes_per_s"] * 1e9 * efficiency)
 
 
+def memory_bound_us(moved):
+    """A memory-bound kernel's price on the H100 preset (docs/cost-model.md, "Memory-bound
+    kernels"): floor + (bytes read + written) / (HBM x memory efficiency), models.toml's."""
+    rate = h100()["perf"]["hbm_gbytes_per_s"] * 1e9 * model_params()["gpu"]["h100"][
+        "memory_efficiency"]
+    return model_params()["memory_bound"]["floor_us"] + moved / rate * 1e6
+
+
+def trace_events(r):
+    """The run's trace.json events; None (a failed check) when the file is missing."""
+    trace = os.path.join(r.out_dir, "trace.json")
+    if not check(os.path.exists(trace), "trace.json written"):
+        return None
+    with open(trace, encoding="utf-8") as f:
+        t = json.load(f)
+    return t["traceEvents"] if isinstance(t, dict) else t
+
+
 # --- cases --------------------------------------------------------------------------------
 
 def case_two_streams():
@@ -204,11 +222,8 @@ def case_two_streams():
         check(abs(top.get("busy_b", {}).get("total_s", 0) - 500e-6) < 1e-12, "busy_b total 500 us")
         check_eq(len(rep["ranks"]), 1, "ranks")
         check_eq(rep["ranks"][0]["end"], "exited", "rank end")
-    trace = os.path.join(r.out_dir, "trace.json")
-    if check(os.path.exists(trace), "trace.json written"):
-        with open(trace, encoding="utf-8") as f:
-            t = json.load(f)
-        events = t["traceEvents"] if isinstance(t, dict) else t
+    events = trace_events(r)
+    if events is not None:
         spans = [e for e in events if e.get("ph") == "X" and "busy_a" in e.get("name", "")]
         check_eq(len(spans), 2, "busy_a spans in trace.json")
 
@@ -679,9 +694,6 @@ def case_llmc_kernels():
     namespace is another program's kernel: default-priced, listed by name."""
     r = run("llmc_kernels", "llmc_kernels", flags=zero())
     check("done" in r.stdout, "the program ran to its end")
-    rate = h100()["perf"]["hbm_gbytes_per_s"] * 1e9 * model_params()["gpu"]["h100"][
-        "memory_efficiency"]
-    floor_us = model_params()["memory_bound"]["floor_us"]
     n, rows, v, params = 1 << 24, 4 * 256, 50257, 1 << 20
     expected = [
         ("gelu_forward_kernel2", 2 * n * 2),
@@ -689,16 +701,13 @@ def case_llmc_kernels():
         ("adamw_kernel3", params * (14 + 14)),
         ("adamw_kernel3", params * (12 + 10)),
     ]
-    trace = os.path.join(r.out_dir, "trace.json")
-    if not check(os.path.exists(trace), "trace.json written"):
+    events = trace_events(r)
+    if events is None:
         return
-    with open(trace, encoding="utf-8") as f:
-        t = json.load(f)
-    events = t["traceEvents"] if isinstance(t, dict) else t
     spans = [e for e in events if e.get("ph") == "X" and e.get("cat") == "kernel"]
     check_eq(len(spans), 5, "five kernel spans")
     for (kernel, moved), span in zip(expected, spans):
-        want_us = floor_us + moved / rate * 1e6
+        want_us = memory_bound_us(moved)
         check(kernel in span.get("name", "") and span.get("args", {}).get("source") == "modelled"
               and abs(span["dur"] - want_us) < 0.01,
               f"{span.get('name')}: {span['dur']} us ({span.get('args', {}).get('source')}), "
@@ -761,24 +770,18 @@ def case_cudnn_batch_norm():
         check_eq(r.value(what), "2000", f"{what}: CUDNN_STATUS_BAD_PARAM")
     check_eq(r.value("running_var"), "0", "the running variance the kernel wrote reads as zeros")
     X, P = 8 * 16 * 32 * 32 * 2, 16 * 4
-    rate = h100()["perf"]["hbm_gbytes_per_s"] * 1e9 * model_params()["gpu"]["h100"][
-        "memory_efficiency"]
-    floor_us = model_params()["memory_bound"]["floor_us"]
     expected = {
         "cudnn_batch_norm_forward_training": (X + 4 * P) + (X + 4 * P),
         "cudnn_batch_norm_backward": (2 * X + 3 * P) + (X + 2 * P),
         "cudnn_batch_norm_forward_inference": (X + 4 * P) + X,
     }
-    trace = os.path.join(r.out_dir, "trace.json")
-    if not check(os.path.exists(trace), "trace.json written"):
+    events = trace_events(r)
+    if events is None:
         return
-    with open(trace, encoding="utf-8") as f:
-        t = json.load(f)
-    events = t["traceEvents"] if isinstance(t, dict) else t
     for kernel, moved in expected.items():
         spans = [e for e in events if e.get("ph") == "X" and e.get("name") == kernel]
         if check_eq(len(spans), 1, f"{kernel} spans"):
-            want_us = floor_us + moved / rate * 1e6
+            want_us = memory_bound_us(moved)
             check(spans[0].get("args", {}).get("source") == "modelled"
                   and abs(spans[0]["dur"] - want_us) < 0.01,
                   f"{kernel}: {spans[0]['dur']} us, by hand {want_us:.6f} us")

@@ -122,48 +122,43 @@ TEST(GemmModel, SustainedRatesOfEachPartAgainstTheirPublishedFigures) {
 
 AttentionDesc gpt_attention();
 
-TEST(ClockModel, PowerLimitedH100ScalesComputeButNotMemory) {
-  // h100-500w sustains 1410 MHz where the 700 W part, on which every H100 efficiency was
-  // measured, sustains 1575 (GEMMs) or was locked at 1830 (attention): compute terms take
-  // 1575 / 1410 = 1.117 and 1830 / 1410 = 1.298 times longer; bytes move at the same rate.
-  const GpuPreset& full = gpu("h100");
-  const GpuPreset& capped = gpu("h100-500w");
-  const Estimate g700 = gemm_estimate(cube(4096), full, params());
-  const Estimate g500 = gemm_estimate(cube(4096), capped, params());
-  EXPECT_DOUBLE_EQ(g500.clock_scale, 1410.0 / 1575.0);
-  EXPECT_NEAR(g500.compute_us, g700.compute_us * 1575.0 / 1410.0, 1e-6);
-  EXPECT_DOUBLE_EQ(g500.memory_us, g700.memory_us);
-
+// A part that differs from `full` in its sustained clock alone: GEMMs' and attention's compute
+// terms take `slower` times as long, their bytes and memory-bound kernels the same time.
+void ExpectOnlyComputeSlower(const GpuPreset& full, const GpuPreset& capped, double slower) {
+  const Estimate g_full = gemm_estimate(cube(4096), full, params());
+  const Estimate g_capped = gemm_estimate(cube(4096), capped, params());
+  EXPECT_NEAR(g_capped.compute_us, g_full.compute_us * slower, 1e-6);
+  EXPECT_DOUBLE_EQ(g_capped.memory_us, g_full.memory_us);
   const AttentionDesc a = gpt_attention();
   EXPECT_NEAR(attention_estimate(a, capped, params()).compute_us,
-              attention_estimate(a, full, params()).compute_us * 1575.0 / 1410.0, 1e-6);
-  EXPECT_DOUBLE_EQ(attention_estimate(a, capped, params()).clock_scale, 1410.0 / 1830.0);
-
+              attention_estimate(a, full, params()).compute_us * slower, 1e-6);
   MemoryOpDesc op;
   op.bytes_read = op.bytes_written = 1ull << 28;
   EXPECT_EQ(memory_op_estimate(op, capped, params()).duration,
             memory_op_estimate(op, full, params()).duration);
 }
 
+TEST(ClockModel, PowerLimitedH100ScalesComputeButNotMemory) {
+  // h100-500w sustains 1410 MHz where the 700 W part, on which every H100 efficiency was
+  // measured, sustains 1575 (GEMMs) or was locked at 1830 (attention): compute terms take
+  // 1575 / 1410 = 1.117 and 1830 / 1410 = 1.298 times longer; bytes move at the same rate.
+  const GpuPreset& full = gpu("h100");
+  const GpuPreset& capped = gpu("h100-500w");
+  EXPECT_DOUBLE_EQ(gemm_estimate(cube(4096), capped, params()).clock_scale, 1410.0 / 1575.0);
+  EXPECT_DOUBLE_EQ(attention_estimate(gpt_attention(), capped, params()).clock_scale,
+                   1410.0 / 1830.0);
+  ExpectOnlyComputeSlower(full, capped, 1575.0 / 1410.0);
+}
+
 TEST(ClockModel, MetasA100BoardScalesComputeByItsSustainedClock) {
   // a100-80gb-330w sustains 1351 MHz where every A100 figure (H. He's GEMM rate, FA2's) was
   // taken at the 400 W part's 1410: GEMMs and attention take 1410 / 1351 = 1.044 times longer;
   // bytes move at the same rate.
-  const GpuPreset& full = gpu("a100-80gb");
   const GpuPreset& board = gpu("a100-80gb-330w");
-  const Estimate g400 = gemm_estimate(cube(8192), full, params());
-  const Estimate g330 = gemm_estimate(cube(8192), board, params());
-  EXPECT_DOUBLE_EQ(g330.clock_scale, 1351.0 / 1410.0);
-  EXPECT_NEAR(g330.compute_us, g400.compute_us * 1410.0 / 1351.0, 1e-6);
-  EXPECT_DOUBLE_EQ(g330.memory_us, g400.memory_us);
-  const AttentionDesc a = gpt_attention();
-  EXPECT_DOUBLE_EQ(attention_estimate(a, board, params()).clock_scale, 1351.0 / 1410.0);
-  EXPECT_NEAR(attention_estimate(a, board, params()).compute_us,
-              attention_estimate(a, full, params()).compute_us * 1410.0 / 1351.0, 1e-6);
-  MemoryOpDesc op;
-  op.bytes_read = op.bytes_written = 1ull << 28;
-  EXPECT_EQ(memory_op_estimate(op, board, params()).duration,
-            memory_op_estimate(op, full, params()).duration);
+  EXPECT_DOUBLE_EQ(gemm_estimate(cube(8192), board, params()).clock_scale, 1351.0 / 1410.0);
+  EXPECT_DOUBLE_EQ(attention_estimate(gpt_attention(), board, params()).clock_scale,
+                   1351.0 / 1410.0);
+  ExpectOnlyComputeSlower(gpu("a100-80gb"), board, 1410.0 / 1351.0);
 }
 
 // Parts that differ from a sibling in their memory alone: compute terms are equal, a memory-bound
