@@ -13,7 +13,8 @@
 #             (each transformer block compiled); PHANTORA_ARGS="--represent-dp 16": 128 GPUs.
 #   2025-03   commit 986f680 (2025-03-20, pull request #887, "Enable FlexAttention for llama
 #             model") on torch 2.7.0: its llama3_8b.toml (local batch 1, selective op AC, SDPA)
-#             on a100-80gb, the GPU of the pull request's logs.
+#             on a100-80gb-330w, Meta's A100 board, which the logs' 79.15 GiB capacity and
+#             A100-fallback MFU point at (docs/accuracy.md; GPU=a100-80gb for the 400 W part).
 #
 # Environment: PHANTORA (default build/tools/phantora), GPU (instead of the program's part),
 # HOSTS x GPUS (default 1 x 8), OUT (default runs/torchtitan-PROGRAM), PORT (default 29950),
@@ -31,7 +32,7 @@ case $program in
   2024-12) commit=9dec370 entry=train.py config=train_configs/llama3_8b.toml gpu=h100-96gb-500w
            stated=(--training.batch_size 2) ;;
   2025-03) commit=986f680 entry=torchtitan/train.py
-           config=torchtitan/models/llama/train_configs/llama3_8b.toml gpu=a100-80gb stated=() ;;
+           config=torchtitan/models/llama/train_configs/llama3_8b.toml gpu=a100-80gb-330w stated=() ;;
   *) echo "run.sh: unknown program '$program' (2024-12 or 2025-03; see the header of $0)" >&2
      exit 2 ;;
 esac
