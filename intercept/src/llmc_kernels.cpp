@@ -11,7 +11,7 @@ namespace {
 
 constexpr int8_t kNo = -1;
 
-// Each kernel's parameter list as llm.c's commits of 2024-06 to 2024-07 declare it
+// Each kernel's parameter list as llm.c's commits of 2024-05-30 and 2024-06-12 declare it
 // (train_gpt2.cu at a0d5dbb; llmc/encoder.cuh, layernorm.cuh, gelu.cuh, matmul.cuh,
 // fused_classifier.cuh, adamw.cuh, global_norm.cuh and cuda_utils.cuh at 963aa68, which keep the
 // same lists): the integer parameters the kind's formula reads and the pointer parameters whose

@@ -1,4 +1,4 @@
-// The kernels of karpathy/llm.c's CUDA trainer (train_gpt2.cu, and llmc/*.cuh from May 2024 on):
+// The kernels of karpathy/llm.c's CUDA trainer (train_gpt2.cu, and llmc/*.cuh from June 2024):
 // GELU, layernorm, the fused residual-and-layernorm, the token and position embeddings, the bias
 // gradients, the fused classifier (softmax, loss and logit gradients in one pass), AdamW, the
 // gradient norm and the master-weight copy. llm.c writes them by hand, so no PyTorch family
