@@ -79,15 +79,6 @@ constexpr LlmcLayout kLayouts[] = {
 };
 // clang-format on
 
-// Width of an integer parameter type (4 or 8), 0 for anything else.
-uint8_t integer_bytes(std::string_view t) {
-  if (t == "int" || t == "unsigned int") return 4;
-  if (t == "long" || t == "unsigned long" || t == "long long" || t == "unsigned long long") {
-    return 8;
-  }
-  return 0;
-}
-
 // Element size behind a pointer parameter ("__nv_bfloat16 const*"), 0 when it is not a pointer
 // to a scalar type (int4 counts as 16 bytes: wte_backward_kernel's bucket records).
 uint8_t pointee_bytes(std::string_view t) {
@@ -117,7 +108,7 @@ std::optional<LlmcKernel> classify_llmc(std::string_view demangled) {
     k.flags = l.flags;
     for (size_t i = 0; i < l.counts.size() && l.counts[i] != kNo; ++i) {
       k.counts[i] = l.counts[i];
-      k.count_bytes[i] = integer_bytes(p[static_cast<size_t>(l.counts[i])]);
+      k.count_bytes[i] = static_cast<uint8_t>(integer_bytes(p[static_cast<size_t>(l.counts[i])]));
       if (k.count_bytes[i] == 0) return std::nullopt;
     }
     for (size_t i = 0; i < l.elements.size() && l.elements[i] != kNo; ++i) {
@@ -144,11 +135,7 @@ std::optional<wire::KernelWork> llmc_work(const LlmcKernel& k, void* const* args
       ok = false;
       return 0;
     }
-    const auto* p = static_cast<const uint8_t*>(args[at]);
-    const int64_t v =
-        k.count_bytes[static_cast<size_t>(i)] == 8 ? load<int64_t>(p, 0) : load<int32_t>(p, 0);
-    if (v < 0 || v > (int64_t{1} << 40)) ok = false;
-    return v < 0 ? 0 : static_cast<uint64_t>(v);
+    return read_count(args, at, k.count_bytes[static_cast<size_t>(i)], ok);
   };
   const auto e = [&](int i) { return uint64_t{k.elements[static_cast<size_t>(i)]}; };
   const uint64_t blocks = uint64_t{grid[0]} * grid[1] * grid[2];

@@ -16,17 +16,6 @@ bool contains(std::string_view s, std::string_view part) {
   return s.find(part) != std::string_view::npos;
 }
 
-// Width of an integer parameter type (4 or 8), 0 for anything else.
-int integer_bytes(std::string_view t) {
-  for (std::string_view i : {"int", "unsigned int"}) {
-    if (t == i) return 4;
-  }
-  for (std::string_view l : {"long", "unsigned long", "long long", "unsigned long long"}) {
-    if (t == l) return 8;
-  }
-  return 0;
-}
-
 // Bytes of an element type named in a template argument: OpaqueType<N> or a scalar type; 0
 // when unknown.
 int element_bytes(std::string_view t) {
@@ -307,14 +296,6 @@ std::optional<CountedKernel> classify_by_layout(std::string_view base,
     return k;
   }
   return std::nullopt;
-}
-
-uint64_t read_count(void* const* args, int at, int bytes, bool& ok) {
-  const auto* p = static_cast<const uint8_t*>(args[at]);
-  const int64_t v = bytes == 8 ? load<int64_t>(p, 0) : load<int32_t>(p, 0);
-  // Negative or beyond any tensor a GPU holds (2^40 items): not what the name promised.
-  if (v < 0 || v > (int64_t{1} << 40)) ok = false;
-  return static_cast<uint64_t>(std::max<int64_t>(v, 0));
 }
 
 }  // namespace

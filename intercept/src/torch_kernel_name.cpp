@@ -470,6 +470,16 @@ std::string_view base_name(std::string_view d) {
   return d.substr(0, cut);
 }
 
+int integer_bytes(std::string_view t) {
+  for (std::string_view i : {"int", "unsigned int"}) {
+    if (t == i) return 4;
+  }
+  for (std::string_view l : {"long", "unsigned long", "long long", "unsigned long long"}) {
+    if (t == l) return 8;
+  }
+  return 0;
+}
+
 int scalar_bytes(std::string_view t) {
   t = trim(t);
   if (t.substr(0, 7) == "c10::Fl" && t.find("Float8_") != std::string_view::npos) return 1;

@@ -152,6 +152,9 @@ std::string demangle(const char* mangled);
 std::string_view base_name(std::string_view demangled);
 // Whether `s` ends with `tail` (qualified names: "...::sum_and_scatter").
 bool ends_with(std::string_view s, std::string_view tail);
+// Width of an integer parameter type as demangled ("int", "unsigned long", ...): 4 or 8, 0 for
+// anything else.
+int integer_bytes(std::string_view type);
 // Size of an element type as demangled (0 when not a scalar type the shim knows).
 int scalar_bytes(std::string_view type);
 // Top-level template arguments of `name<...>(...)`, split on depth-0 commas and trimmed.
